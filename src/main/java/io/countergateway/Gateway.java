@@ -1,0 +1,104 @@
+package io.countergateway;
+
+import io.countergateway.config.GatewayConfig;
+import io.countergateway.ingest.IngestVerticle;
+import io.countergateway.read.ReadVerticle;
+import io.countergateway.store.CounterStore;
+import io.countergateway.store.SqlStores;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.ServerSocket;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A running gateway inside a Vert.x instance: read verticles, then one ingest verticle per event loop.
+ * Used by {@code Main}, by the tests and by the benchmark alike.
+ */
+public final class Gateway {
+  private static final Logger LOG = LoggerFactory.getLogger(Gateway.class);
+
+  private final Vertx vertx;
+  private final GatewayServices services;
+  private final int port;
+  private final List<String> ingestDeployments = new ArrayList<>();
+  private final List<String> readDeployments = new ArrayList<>();
+
+  private Gateway(Vertx vertx, GatewayServices services, int port) {
+    this.vertx = vertx;
+    this.services = services;
+    this.port = port;
+  }
+
+  public static Future<Gateway> start(Vertx vertx, GatewayConfig config, MeterRegistry registry) {
+    GatewayServices services = new GatewayServices(config, new GatewayState(), registry);
+    if (config.getHttp().getPort() == 0) {
+      config.getHttp().setPort(freePort());
+    }
+    Gateway gateway = new Gateway(vertx, services, config.getHttp().getPort());
+    return gateway.createSchema()
+      .compose(v -> gateway.deploy())
+      .onSuccess(v -> LOG.info("counter-gateway listening on http://{}:{} ({} ingest verticles, database {})",
+        config.getHttp().getHost(), gateway.port, gateway.ingestDeployments.size(), config.getDatabase()))
+      .map(gateway);
+  }
+
+  private Future<Void> createSchema() {
+    if (!services.config().getDatabase().isCreateSchema()) {
+      return Future.succeededFuture();
+    }
+    CounterStore store = SqlStores.create(vertx, services.config().getDatabase(), 1);
+    return store.createSchema().eventually(store::close);
+  }
+
+  private Future<Void> deploy() {
+    Future<Void> chain = Future.succeededFuture();
+    for (int i = 0; i < services.config().getReads().getInstances(); i++) {
+      chain = chain.compose(v -> vertx.deployVerticle(new ReadVerticle(services)).map(id -> {
+        readDeployments.add(id);
+        return null;
+      }));
+    }
+    int instances = services.config().getHttp().getInstances() > 0
+      ? services.config().getHttp().getInstances() : VertxOptions.DEFAULT_EVENT_LOOP_POOL_SIZE;
+    for (int i = 0; i < instances; i++) {
+      int index = i;
+      chain = chain.compose(v -> vertx.deployVerticle(new IngestVerticle(services, index, instances)).map(id -> {
+        ingestDeployments.add(id);
+        return null;
+      }));
+    }
+    return chain;
+  }
+
+  /** Graceful stop: readiness goes false, intake stops, everything pending is flushed, pools close. */
+  public Future<Void> stop() {
+    services.state().startDraining();
+    return Future.join(ingestDeployments.stream().map(vertx::undeploy).toList())
+      .transform(ingest -> Future.join(readDeployments.stream().map(vertx::undeploy).toList()))
+      .mapEmpty();
+  }
+
+  public int port() {
+    return port;
+  }
+
+  public GatewayState state() {
+    return services.state();
+  }
+
+  private static int freePort() {
+    try (ServerSocket socket = new ServerSocket(0)) {
+      return socket.getLocalPort();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+}

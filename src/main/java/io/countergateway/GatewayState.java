@@ -1,0 +1,47 @@
+package io.countergateway;
+
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * What readiness is made of, shared by all verticles of one gateway: whether it is shutting down, how many
+ * coalescers currently fail to write, and how many are shedding load. Written from several event loops.
+ */
+public final class GatewayState {
+  private volatile boolean draining;
+  private final AtomicInteger failingWriters = new AtomicInteger();
+  private final AtomicInteger sheddingWriters = new AtomicInteger();
+  private final AtomicLong retries = new AtomicLong();
+
+  public boolean isDraining() {
+    return draining;
+  }
+
+  public void startDraining() {
+    draining = true;
+  }
+
+  public boolean writersHealthy() {
+    return failingWriters.get() == 0 && sheddingWriters.get() == 0;
+  }
+
+  public boolean ready() {
+    return !draining && writersHealthy();
+  }
+
+  public void writerFailing(boolean nowFailing) {
+    failingWriters.addAndGet(nowFailing ? 1 : -1);
+  }
+
+  public void writerShedding(boolean nowShedding) {
+    sheddingWriters.addAndGet(nowShedding ? 1 : -1);
+  }
+
+  public void retried() {
+    retries.incrementAndGet();
+  }
+
+  public long retries() {
+    return retries.get();
+  }
+}

@@ -1,0 +1,86 @@
+package io.countergateway;
+
+import io.countergateway.config.ConfigException;
+import io.countergateway.config.ConfigLoader;
+import io.countergateway.config.DatabaseOptions;
+import io.countergateway.config.GatewayConfig;
+import io.countergateway.store.EmbeddedPostgresServer;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import sun.misc.Signal;
+
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+
+/** {@code java -jar counter-gateway.jar [--config conf/gateway.yaml]}: runs the gateway until SIGTERM or SIGINT. */
+@Command(name = "counter-gateway", mixinStandardHelpOptions = true,
+  description = "Takes counter increments over HTTP and the event bus and writes them as batched slotted upserts.")
+public final class Main implements Callable<Integer> {
+  private static final Logger LOG = LoggerFactory.getLogger(Main.class);
+
+  @Option(names = {"-c", "--config"}, description = "YAML configuration file (default: ${DEFAULT-VALUE}); "
+    + "every key can be overridden by a CG_* environment variable", defaultValue = "${env:CG_CONFIG:-conf/gateway.yaml}")
+  private String configPath;
+
+  public static void main(String[] args) {
+    System.exit(new CommandLine(new Main()).execute(args));
+  }
+
+  @Override
+  public Integer call() throws Exception {
+    Vertx vertx = Vertx.vertx();
+    GatewayConfig config;
+    try {
+      config = await(ConfigLoader.load(vertx, configPath));
+    } catch (ConfigException e) {
+      System.err.println("configuration error: " + e.getMessage());
+      await(vertx.close());
+      return 2;
+    }
+    EmbeddedPostgresServer embedded = startEmbeddedDatabase(config.getDatabase());
+    Gateway gateway = await(Gateway.start(vertx, config, new PrometheusMeterRegistry(PrometheusConfig.DEFAULT)));
+
+    CountDownLatch stopped = new CountDownLatch(1);
+    Runnable shutdown = () -> {
+      LOG.info("stopping: no new increments, flushing what is pending");
+      gateway.stop().eventually(vertx::close).onComplete(done -> stopped.countDown());
+    };
+    // Our own signal handlers, not a shutdown hook: the flush must finish before the embedded database stops.
+    Signal.handle(new Signal("TERM"), signal -> shutdown.run());
+    Signal.handle(new Signal("INT"), signal -> shutdown.run());
+    stopped.await();
+    if (embedded != null) {
+      embedded.close();
+    }
+    LOG.info("stopped");
+    return 0;
+  }
+
+  private static EmbeddedPostgresServer startEmbeddedDatabase(DatabaseOptions database) {
+    if (database.getKind() != DatabaseOptions.Kind.EMBEDDED_POSTGRES) {
+      return null;
+    }
+    Path dataDir = Path.of(database.getDataDir()).toAbsolutePath().normalize();
+    LOG.info("starting embedded PostgreSQL with data in {}", dataDir);
+    EmbeddedPostgresServer server = EmbeddedPostgresServer.start(dataDir, database.getPort(), database.getName());
+    database.setHost("127.0.0.1").setPort(server.port()).setUser(server.user());
+    return server;
+  }
+
+  static <T> T await(Future<T> future) throws Exception {
+    try {
+      return future.toCompletionStage().toCompletableFuture().get();
+    } catch (ExecutionException e) {
+      throw e.getCause() instanceof Exception cause ? cause : e;
+    }
+  }
+}

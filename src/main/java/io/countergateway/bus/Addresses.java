@@ -1,0 +1,16 @@
+package io.countergateway.bus;
+
+/** Event-bus addresses of the gateway (DESIGN §5). */
+public final class Addresses {
+  /** JSON {@code {"type","id","delta"}}: {@code request} waits for the commit, {@code send} does not. */
+  public static final String INCREMENT = "counters.increment";
+  /** JSON {@code {"type","id"}} or {@code {"type","ids":[…]}}; replies {@code {"type","values":{id: value}}}. */
+  public static final String GET = "counters.get";
+  /** JSON {@code {"type","id"}}: deletes every slot of the counter. */
+  public static final String RESET = "counters.reset";
+  /** Empty: replies once the database answered a trivial query. */
+  public static final String PING = "counters.ping";
+
+  private Addresses() {
+  }
+}

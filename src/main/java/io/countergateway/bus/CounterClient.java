@@ -1,0 +1,76 @@
+package io.countergateway.bus;
+
+import io.countergateway.model.ApiError;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.eventbus.DeliveryOptions;
+import io.vertx.core.eventbus.EventBus;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A typed client for verticles that share a Vert.x (or a cluster) with the gateway. Failures are
+ * {@link ApiError}s with the same codes the HTTP API uses.
+ */
+public final class CounterClient {
+  private final EventBus bus;
+  private final DeliveryOptions delivery;
+
+  public CounterClient(Vertx vertx) {
+    this(vertx, 30_000);
+  }
+
+  public CounterClient(Vertx vertx, long timeoutMs) {
+    this.bus = vertx.eventBus();
+    this.delivery = new DeliveryOptions().setSendTimeout(timeoutMs);
+  }
+
+  /** Adds {@code delta}; the future completes once the increment is committed to the database. */
+  public Future<Void> increment(String type, String id, long delta) {
+    return bus.request(Addresses.INCREMENT, body(type, id).put("delta", delta), delivery)
+      .recover(failure -> Future.failedFuture(BusErrors.toApiError(failure)))
+      .mapEmpty();
+  }
+
+  /** Adds {@code delta} without waiting: the gateway takes it into its next flush. */
+  public void incrementAccepted(String type, String id, long delta) {
+    bus.send(Addresses.INCREMENT, body(type, id).put("delta", delta));
+  }
+
+  public Future<Long> get(String type, String id) {
+    return get(type, List.of(id)).map(values -> values.get(id));
+  }
+
+  public Future<Map<String, Long>> get(String type, List<String> ids) {
+    JsonObject request = new JsonObject().put("type", type).put("ids", new JsonArray(List.copyOf(ids)));
+    return bus.<JsonObject>request(Addresses.GET, request, delivery)
+      .recover(failure -> Future.failedFuture(BusErrors.toApiError(failure)))
+      .map(reply -> {
+        Map<String, Long> values = new HashMap<>();
+        reply.body().getJsonObject("values").forEach(e -> values.put(e.getKey(), ((Number) e.getValue()).longValue()));
+        return values;
+      });
+  }
+
+  /** Deletes the counter (every slot). */
+  public Future<Void> reset(String type, String id) {
+    return bus.request(Addresses.RESET, body(type, id), delivery)
+      .recover(failure -> Future.failedFuture(BusErrors.toApiError(failure)))
+      .mapEmpty();
+  }
+
+  /** Succeeds when the gateway's read side reached the database. */
+  public Future<Void> ping() {
+    return bus.request(Addresses.PING, new JsonObject(), new DeliveryOptions().setSendTimeout(2_000))
+      .recover(failure -> Future.failedFuture(BusErrors.toApiError(failure)))
+      .mapEmpty();
+  }
+
+  private static JsonObject body(String type, String id) {
+    return new JsonObject().put("type", type).put("id", id);
+  }
+}

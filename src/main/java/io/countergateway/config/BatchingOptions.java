@@ -1,0 +1,106 @@
+package io.countergateway.config;
+
+/** How each coalescer groups increments into flushes, and how much it may hold while the database is slow. */
+public class BatchingOptions {
+  /** Longest a pending delta waits for company before its flush starts. */
+  public static final int DEFAULT_MAX_DELAY_MS = 2;
+  /** A coalescer flushes at once when it holds this many counters. */
+  public static final int DEFAULT_MAX_KEYS = 1000;
+  /** Flushes one coalescer may have in flight; while they run the next batch grows (group commit). */
+  public static final int DEFAULT_MAX_IN_FLIGHT = 1;
+  /** Distinct counters a coalescer may hold before new counters are refused with 503. */
+  public static final int DEFAULT_MAX_PENDING_KEYS = 100_000;
+  /** Requests a coalescer may keep waiting for a commit before new ones are refused with 503. */
+  public static final int DEFAULT_MAX_WAITING_REQUESTS = 50_000;
+  public static final int DEFAULT_RETRY_INITIAL_MS = 50;
+  public static final int DEFAULT_RETRY_MAX_MS = 2_000;
+
+  private int maxDelayMs = DEFAULT_MAX_DELAY_MS;
+  private int maxKeys = DEFAULT_MAX_KEYS;
+  private int maxInFlight = DEFAULT_MAX_IN_FLIGHT;
+  private int maxPendingKeys = DEFAULT_MAX_PENDING_KEYS;
+  private int maxWaitingRequests = DEFAULT_MAX_WAITING_REQUESTS;
+  private int retryInitialMs = DEFAULT_RETRY_INITIAL_MS;
+  private int retryMaxMs = DEFAULT_RETRY_MAX_MS;
+
+  static BatchingOptions from(ConfigSection section) {
+    BatchingOptions options = new BatchingOptions()
+      .setMaxDelayMs(section.intValue("maxDelayMs", DEFAULT_MAX_DELAY_MS))
+      .setMaxKeys(section.intValue("maxKeys", DEFAULT_MAX_KEYS))
+      .setMaxInFlight(section.intValue("maxInFlight", DEFAULT_MAX_IN_FLIGHT))
+      .setMaxPendingKeys(section.intValue("maxPendingKeys", DEFAULT_MAX_PENDING_KEYS))
+      .setMaxWaitingRequests(section.intValue("maxWaitingRequests", DEFAULT_MAX_WAITING_REQUESTS))
+      .setRetryInitialMs(section.intValue("retryInitialMs", DEFAULT_RETRY_INITIAL_MS))
+      .setRetryMaxMs(section.intValue("retryMaxMs", DEFAULT_RETRY_MAX_MS));
+    if (options.maxPendingKeys < options.maxKeys) {
+      throw new ConfigException("batching.maxPendingKeys", "must be at least batching.maxKeys (" + options.maxKeys + ")");
+    }
+    if (options.retryMaxMs < options.retryInitialMs) {
+      throw new ConfigException("batching.retryMaxMs", "must be at least batching.retryInitialMs (" + options.retryInitialMs + ")");
+    }
+    return options;
+  }
+
+  public int getMaxDelayMs() {
+    return maxDelayMs;
+  }
+
+  public BatchingOptions setMaxDelayMs(int maxDelayMs) {
+    this.maxDelayMs = Checks.range("batching.maxDelayMs", maxDelayMs, 0, 60_000);
+    return this;
+  }
+
+  public int getMaxKeys() {
+    return maxKeys;
+  }
+
+  public BatchingOptions setMaxKeys(int maxKeys) {
+    this.maxKeys = Checks.range("batching.maxKeys", maxKeys, 1, 10_000);
+    return this;
+  }
+
+  public int getMaxInFlight() {
+    return maxInFlight;
+  }
+
+  public BatchingOptions setMaxInFlight(int maxInFlight) {
+    this.maxInFlight = Checks.range("batching.maxInFlight", maxInFlight, 1, 64);
+    return this;
+  }
+
+  public int getMaxPendingKeys() {
+    return maxPendingKeys;
+  }
+
+  public BatchingOptions setMaxPendingKeys(int maxPendingKeys) {
+    this.maxPendingKeys = Checks.range("batching.maxPendingKeys", maxPendingKeys, 1, 10_000_000);
+    return this;
+  }
+
+  public int getMaxWaitingRequests() {
+    return maxWaitingRequests;
+  }
+
+  public BatchingOptions setMaxWaitingRequests(int maxWaitingRequests) {
+    this.maxWaitingRequests = Checks.range("batching.maxWaitingRequests", maxWaitingRequests, 1, 10_000_000);
+    return this;
+  }
+
+  public int getRetryInitialMs() {
+    return retryInitialMs;
+  }
+
+  public BatchingOptions setRetryInitialMs(int retryInitialMs) {
+    this.retryInitialMs = Checks.range("batching.retryInitialMs", retryInitialMs, 1, 60_000);
+    return this;
+  }
+
+  public int getRetryMaxMs() {
+    return retryMaxMs;
+  }
+
+  public BatchingOptions setRetryMaxMs(int retryMaxMs) {
+    this.retryMaxMs = Checks.range("batching.retryMaxMs", retryMaxMs, 1, 600_000);
+    return this;
+  }
+}

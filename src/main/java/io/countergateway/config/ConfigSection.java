@@ -1,0 +1,134 @@
+package io.countergateway.config;
+
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Typed, key-naming access to one section of the configuration tree, so every rejected value
+ * reports its full dotted key (e.g. {@code batching.maxDelayMs}).
+ */
+public final class ConfigSection {
+  private final JsonObject json;
+  private final String prefix;
+
+  public ConfigSection(JsonObject json, String prefix) {
+    this.json = json == null ? new JsonObject() : json;
+    this.prefix = prefix;
+  }
+
+  public String key(String name) {
+    return prefix.isEmpty() ? name : prefix + "." + name;
+  }
+
+  public ConfigSection section(String name) {
+    Object value = json.getValue(name);
+    if (value != null && !(value instanceof JsonObject)) {
+      throw new ConfigException(key(name), "must be a mapping");
+    }
+    return new ConfigSection((JsonObject) value, key(name));
+  }
+
+  public JsonObject json() {
+    return json;
+  }
+
+  public boolean has(String name) {
+    return json.getValue(name) != null;
+  }
+
+  public int intValue(String name, int defaultValue) {
+    return intValue(name, defaultValue, Integer.MIN_VALUE, Integer.MAX_VALUE);
+  }
+
+  public long longValue(String name, long defaultValue) {
+    return longValue(name, defaultValue, Long.MIN_VALUE, Long.MAX_VALUE);
+  }
+
+  public int intValue(String name, int defaultValue, int min, int max) {
+    Object value = json.getValue(name);
+    if (value == null) {
+      return defaultValue;
+    }
+    long parsed = parseLong(name, value);
+    if (parsed < min || parsed > max) {
+      throw new ConfigException(key(name), "must be between " + min + " and " + max + ", got " + parsed);
+    }
+    return (int) parsed;
+  }
+
+  public long longValue(String name, long defaultValue, long min, long max) {
+    Object value = json.getValue(name);
+    if (value == null) {
+      return defaultValue;
+    }
+    long parsed = parseLong(name, value);
+    if (parsed < min || parsed > max) {
+      throw new ConfigException(key(name), "must be between " + min + " and " + max + ", got " + parsed);
+    }
+    return parsed;
+  }
+
+  public boolean boolValue(String name, boolean defaultValue) {
+    Object value = json.getValue(name);
+    if (value == null) {
+      return defaultValue;
+    }
+    if (value instanceof Boolean b) {
+      return b;
+    }
+    String text = value.toString().trim().toLowerCase();
+    if (text.equals("true") || text.equals("false")) {
+      return Boolean.parseBoolean(text);
+    }
+    throw new ConfigException(key(name), "must be true or false, got '" + value + "'");
+  }
+
+  public String stringValue(String name, String defaultValue) {
+    Object value = json.getValue(name);
+    if (value == null) {
+      return defaultValue;
+    }
+    if (value instanceof JsonObject || value instanceof JsonArray) {
+      throw new ConfigException(key(name), "must be a single value");
+    }
+    return value.toString();
+  }
+
+  /** A list, given either as a YAML sequence or as a comma-separated string (the form environment variables allow). */
+  public List<String> stringList(String name) {
+    Object value = json.getValue(name);
+    List<String> result = new ArrayList<>();
+    if (value == null) {
+      return result;
+    }
+    if (value instanceof JsonArray array) {
+      array.forEach(item -> result.add(String.valueOf(item).trim()));
+    } else if (value instanceof JsonObject) {
+      throw new ConfigException(key(name), "must be a list");
+    } else {
+      for (String part : value.toString().split(",")) {
+        if (!part.isBlank()) {
+          result.add(part.trim());
+        }
+      }
+    }
+    return result;
+  }
+
+  private long parseLong(String name, Object value) {
+    if (value instanceof Number number) {
+      if (number.doubleValue() != Math.rint(number.doubleValue())) {
+        throw new ConfigException(key(name), "must be a whole number, got " + value);
+      }
+      return number.longValue();
+    }
+    try {
+      return Long.parseLong(value.toString().trim());
+    } catch (NumberFormatException e) {
+      throw new ConfigException(key(name), "must be a whole number, got '" + value + "'");
+    }
+  }
+}

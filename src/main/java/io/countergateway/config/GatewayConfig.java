@@ -1,0 +1,106 @@
+package io.countergateway.config;
+
+import io.vertx.core.json.JsonObject;
+
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/** The whole, validated configuration; built once at start and shared read-only by every verticle. */
+public class GatewayConfig {
+  private HttpOptions http = new HttpOptions();
+  private DatabaseOptions database = new DatabaseOptions();
+  private BatchingOptions batching = new BatchingOptions();
+  private LimitsOptions limits = new LimitsOptions();
+  private ReadOptions reads = new ReadOptions();
+  private final Map<String, NamespaceOptions> namespaces = new LinkedHashMap<>();
+  private int shutdownTimeoutMs = 30_000;
+
+  /** Validates the raw tree; the first bad value throws a {@link ConfigException} naming its key. */
+  public static GatewayConfig fromJson(JsonObject json) {
+    ConfigSection root = new ConfigSection(json, "");
+    GatewayConfig config = new GatewayConfig();
+    config.http = HttpOptions.from(root.section("http"));
+    config.database = DatabaseOptions.from(root.section("database"));
+    config.batching = BatchingOptions.from(root.section("batching"));
+    config.limits = LimitsOptions.from(root.section("limits"));
+    config.reads = ReadOptions.from(root.section("reads"));
+    config.shutdownTimeoutMs = root.section("shutdown").intValue("timeoutMs", 30_000, 100, 3_600_000);
+    ConfigSection namespaces = root.section("namespaces");
+    for (String name : namespaces.json().fieldNames()) {
+      config.addNamespace(NamespaceOptions.from(name, namespaces.section(name)));
+    }
+    if (config.namespaces.isEmpty()) {
+      throw new ConfigException("namespaces", "must declare at least one namespace (record type)");
+    }
+    return config;
+  }
+
+  public GatewayConfig addNamespace(NamespaceOptions namespace) {
+    namespaces.put(namespace.getName(), namespace);
+    return this;
+  }
+
+  /** The declared namespace, or null: undeclared record types are refused. */
+  public NamespaceOptions namespace(String name) {
+    return namespaces.get(name);
+  }
+
+  public Map<String, NamespaceOptions> getNamespaces() {
+    return Collections.unmodifiableMap(namespaces);
+  }
+
+  public HttpOptions getHttp() {
+    return http;
+  }
+
+  public GatewayConfig setHttp(HttpOptions http) {
+    this.http = http;
+    return this;
+  }
+
+  public DatabaseOptions getDatabase() {
+    return database;
+  }
+
+  public GatewayConfig setDatabase(DatabaseOptions database) {
+    this.database = database;
+    return this;
+  }
+
+  public BatchingOptions getBatching() {
+    return batching;
+  }
+
+  public GatewayConfig setBatching(BatchingOptions batching) {
+    this.batching = batching;
+    return this;
+  }
+
+  public LimitsOptions getLimits() {
+    return limits;
+  }
+
+  public GatewayConfig setLimits(LimitsOptions limits) {
+    this.limits = limits;
+    return this;
+  }
+
+  public ReadOptions getReads() {
+    return reads;
+  }
+
+  public GatewayConfig setReads(ReadOptions reads) {
+    this.reads = reads;
+    return this;
+  }
+
+  public int getShutdownTimeoutMs() {
+    return shutdownTimeoutMs;
+  }
+
+  public GatewayConfig setShutdownTimeoutMs(int shutdownTimeoutMs) {
+    this.shutdownTimeoutMs = Checks.range("shutdown.timeoutMs", shutdownTimeoutMs, 100, 3_600_000);
+    return this;
+  }
+}

@@ -1,0 +1,75 @@
+package io.countergateway.http;
+
+import io.countergateway.GatewayServices;
+import io.countergateway.batch.Coalescer;
+import io.countergateway.bus.CounterClient;
+import io.countergateway.model.ApiError;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.vertx.core.Vertx;
+import io.vertx.core.http.HttpMethod;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.Router;
+import io.vertx.ext.web.handler.BodyHandler;
+import io.vertx.ext.web.handler.CorsHandler;
+import io.vertx.micrometer.PrometheusScrapingHandler;
+
+/** The HTTP contract of DESIGN §5, as one router per ingest verticle. */
+public final class HttpApi {
+  private HttpApi() {
+  }
+
+  public static Router router(Vertx vertx, GatewayServices services, Coalescer coalescer) {
+    Router router = Router.router(vertx);
+    IncrementRoutes writes = new IncrementRoutes(services, coalescer);
+    ReadRoutes reads = new ReadRoutes(new CounterClient(vertx, services.config().getLimits().getRequestTimeoutMs()));
+    BodyHandler body = BodyHandler.create(false).setBodyLimit(services.config().getLimits().getMaxBodyBytes());
+
+    CorsHandler cors = CorsHandler.create().allowedMethod(HttpMethod.GET).allowedMethod(HttpMethod.POST)
+      .allowedHeader("Content-Type");
+    services.config().getHttp().getCorsOrigins().forEach(origin -> cors.addOrigin(origin));
+    router.route("/v1/beacon/*").handler(cors);
+    router.route(HttpMethod.GET, "/v1/beacon/:type/:id").handler(writes::beacon);
+    router.route(HttpMethod.POST, "/v1/beacon/:type/:id").handler(body).handler(writes::beacon);
+
+    router.post("/v1/counters/:type/:id/increments").handler(body).handler(writes::single);
+    router.post("/v1/increments").handler(body).handler(writes::batch);
+    router.get("/v1/counters/:type/:id").handler(reads::one);
+    router.get("/v1/counters/:type").handler(reads::many);
+    router.delete("/v1/counters/:type/:id").handler(reads::reset);
+
+    router.get("/health/live").handler(ctx -> Responses.json(ctx, 200, new JsonObject().put("status", "live")));
+    router.get("/health/ready").handler(ctx -> ready(ctx, services, reads));
+    if (services.registry() instanceof PrometheusMeterRegistry prometheus) {
+      router.get("/metrics").handler(PrometheusScrapingHandler.create(prometheus));
+    }
+    errorPages(router);
+    return router;
+  }
+
+  private static void ready(io.vertx.ext.web.RoutingContext ctx, GatewayServices services, ReadRoutes reads) {
+    if (services.state().isDraining()) {
+      Responses.json(ctx, 503, new JsonObject().put("status", "not_ready").put("reason", "shutting down"));
+      return;
+    }
+    if (!services.state().writersHealthy()) {
+      Responses.json(ctx, 503, new JsonObject().put("status", "not_ready")
+        .put("reason", "writes are failing or shedding load"));
+      return;
+    }
+    new CounterClient(ctx.vertx()).ping().onComplete(ping -> Responses.json(ctx, ping.succeeded() ? 200 : 503,
+      ping.succeeded() ? new JsonObject().put("status", "ready")
+        : new JsonObject().put("status", "not_ready").put("reason", "database unreachable")));
+  }
+
+  /** Refusals from the router itself also carry the JSON error body. */
+  private static void errorPages(Router router) {
+    router.errorHandler(400, ctx -> Responses.error(ctx, ApiError.badRequest("bad_request", null, "the request is malformed")));
+    router.errorHandler(404, ctx -> Responses.error(ctx, new ApiError(404, "not_found", "no such route", null)));
+    router.errorHandler(405, ctx -> Responses.error(ctx, new ApiError(405, "method_not_allowed",
+      "this route does not take " + ctx.request().method(), null)));
+    router.errorHandler(413, ctx -> Responses.error(ctx, new ApiError(413, "body_too_large",
+      "the body exceeds limits.maxBodyBytes", "body")));
+    router.errorHandler(500, ctx -> Responses.error(ctx, ctx.failure() instanceof ApiError api ? api
+      : new ApiError(500, "internal_error", "unexpected error", null)));
+  }
+}

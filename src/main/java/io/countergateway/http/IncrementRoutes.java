@@ -1,0 +1,166 @@
+package io.countergateway.http;
+
+import io.countergateway.GatewayServices;
+import io.countergateway.batch.Ack;
+import io.countergateway.batch.Coalescer;
+import io.countergateway.config.NamespaceOptions;
+import io.countergateway.model.ApiError;
+import io.countergateway.model.CounterKey;
+import io.countergateway.model.Increment;
+import io.countergateway.model.IncrementRules;
+import io.vertx.core.Future;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.json.DecodeException;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.RoutingContext;
+
+import java.util.Base64;
+import java.util.List;
+
+/** The write routes: single increment, batch, beacon. They run on the ingest verticle's event loop. */
+final class IncrementRoutes {
+  /** The smallest transparent GIF, for beacons embedded as images. */
+  private static final Buffer PIXEL = Buffer.buffer(Base64.getDecoder().decode("R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7"));
+
+  private final Coalescer coalescer;
+  private final IncrementRules rules;
+  private final int maxBatchIncrements;
+
+  IncrementRoutes(GatewayServices services, Coalescer coalescer) {
+    this.coalescer = coalescer;
+    this.rules = services.rules();
+    this.maxBatchIncrements = services.config().getLimits().getMaxBatchIncrements();
+  }
+
+  /** {@code POST /v1/counters/{type}/{id}/increments}, body {@code {"delta": n}} or empty for 1. */
+  void single(RoutingContext ctx) {
+    Increment increment;
+    AckMode ack;
+    try {
+      ack = AckMode.of(ctx);
+      rules.namespace(ctx.pathParam("type"));
+      increment = rules.increment(ctx.pathParam("type"), ctx.pathParam("id"), deltaOf(ctx.body().buffer()));
+    } catch (ApiError e) {
+      Responses.error(ctx, e);
+      return;
+    }
+    JsonObject answer = new JsonObject().put("type", increment.key().type()).put("id", increment.key().id())
+      .put("delta", increment.delta());
+    submit(ctx, increment, ack).onComplete(result -> {
+      if (result.succeeded()) {
+        Responses.json(ctx, ack == AckMode.COMMIT ? 200 : 202, answer.put("ack", ack.name().toLowerCase()));
+      } else {
+        Responses.error(ctx, result.cause());
+      }
+    });
+  }
+
+  /** {@code POST /v1/increments}: a JSON array or NDJSON of {@code {"type","id","delta"}}; all or nothing. */
+  void batch(RoutingContext ctx) {
+    BatchParser.Batch batch;
+    AckMode ack;
+    List<Ack> acks;
+    try {
+      ack = AckMode.of(ctx);
+      batch = BatchParser.parse(ctx.body().buffer(), rules, maxBatchIncrements);
+      acks = coalescer.addAll(batch.perCounter(), ack == AckMode.COMMIT);
+    } catch (ApiError e) {
+      Responses.error(ctx, e);
+      return;
+    }
+    JsonObject answer = new JsonObject().put("increments", batch.increments())
+      .put("counters", batch.perCounter().size()).put("delta", batch.totalDelta()).put("ack", ack.name().toLowerCase());
+    if (acks.isEmpty()) {
+      Responses.json(ctx, ack == AckMode.COMMIT ? 200 : 202, answer);
+      return;
+    }
+    Future.join(acks.stream().map(Ack::future).toList()).onComplete(all -> {
+      if (all.succeeded()) {
+        Responses.json(ctx, 200, answer);
+      } else {
+        Responses.error(ctx, batchFailure(acks));
+      }
+    });
+  }
+
+  /**
+   * A batch is withdrawn (503) only if every counter was withdrawn; if any part may have been written the
+   * honest answer is 504: some of it may be counted, and a retry with an idempotency key is safe.
+   */
+  private static ApiError batchFailure(List<Ack> acks) {
+    ApiError first = null;
+    boolean allWithdrawn = true;
+    for (Ack ack : acks) {
+      if (ack.future().failed()) {
+        ApiError error = ack.future().cause() instanceof ApiError api ? api
+          : new ApiError(500, "write_failed", String.valueOf(ack.future().cause().getMessage()), null);
+        first = first == null ? error : first;
+        allWithdrawn &= error.status() == 503;
+      } else {
+        allWithdrawn = false;
+      }
+    }
+    if (allWithdrawn || first.status() == 500 && acks.stream().allMatch(a -> a.future().failed())) {
+      return first;
+    }
+    return new ApiError(504, "outcome_unknown", "part of the batch may have been counted when the request ended", null);
+  }
+
+  /** {@code GET|POST /v1/beacon/{type}/{id}}: public namespaces only, delta 1, answered once taken. */
+  void beacon(RoutingContext ctx) {
+    Increment increment;
+    try {
+      NamespaceOptions namespace = rules.namespace(ctx.pathParam("type"));
+      if (!namespace.isPublic()) {
+        throw new ApiError(403, "namespace_not_public", "namespace '" + namespace.getName()
+          + "' does not take beacons", "type");
+      }
+      increment = new Increment(new CounterKey(namespace.getName(), rules.id(ctx.pathParam("id"))), 1);
+      coalescer.add(increment, false);
+    } catch (ApiError e) {
+      Responses.error(ctx, e);
+      return;
+    }
+    ctx.response().putHeader("Cache-Control", "no-store");
+    if ("gif".equals(ctx.queryParams().get("format"))) {
+      ctx.response().setStatusCode(200).putHeader("Content-Type", "image/gif").end(PIXEL);
+    } else {
+      ctx.response().setStatusCode(204).end();
+    }
+  }
+
+  private Future<Void> submit(RoutingContext ctx, Increment increment, AckMode ack) {
+    try {
+      Ack waiter = coalescer.add(increment, ack == AckMode.COMMIT);
+      return waiter == null ? Future.succeededFuture() : waiter.future();
+    } catch (ApiError e) {
+      return Future.failedFuture(e);
+    }
+  }
+
+  private Object deltaOf(Buffer body) {
+    if (body == null || body.length() == 0) {
+      return null;
+    }
+    JsonObject json;
+    try {
+      json = body.toJsonObject();
+    } catch (DecodeException | ClassCastException e) {
+      throw ApiError.badRequest("invalid_json", "body", "the body must be a JSON object like {\"delta\": 1}");
+    }
+    for (String field : json.fieldNames()) {
+      if (!field.equals("delta")) {
+        throw ApiError.badRequest("unknown_field", field.length() > 64 ? field.substring(0, 64) : field,
+          "only 'delta' may be given in the body");
+      }
+    }
+    if (!json.containsKey("delta")) {
+      return null;
+    }
+    Object delta = json.getValue("delta");
+    if (delta == null) {
+      throw ApiError.badRequest("invalid_delta", "delta", "delta must be a whole number");
+    }
+    return delta;
+  }
+}

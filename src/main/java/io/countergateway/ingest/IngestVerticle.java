@@ -1,0 +1,110 @@
+package io.countergateway.ingest;
+
+import io.countergateway.GatewayServices;
+import io.countergateway.batch.Ack;
+import io.countergateway.batch.Coalescer;
+import io.countergateway.bus.Addresses;
+import io.countergateway.bus.BusErrors;
+import io.countergateway.config.GatewayConfig;
+import io.countergateway.http.HttpApi;
+import io.countergateway.model.ApiError;
+import io.countergateway.model.Increment;
+import io.countergateway.store.CounterStore;
+import io.countergateway.store.SqlStores;
+import io.vertx.core.Future;
+import io.vertx.core.VerticleBase;
+import io.vertx.core.eventbus.Message;
+import io.vertx.core.eventbus.MessageConsumer;
+import io.vertx.core.http.HttpServer;
+import io.vertx.core.http.HttpServerOptions;
+import io.vertx.core.json.JsonObject;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.concurrent.TimeUnit;
+
+/**
+ * One per event loop: an HTTP server share, an event-bus consumer and the {@link Coalescer} they both feed,
+ * all on this verticle's event loop, so the coalescer needs no locks.
+ */
+public class IngestVerticle extends VerticleBase {
+  private static final Logger LOG = LoggerFactory.getLogger(IngestVerticle.class);
+
+  private final GatewayServices services;
+  private final int index;
+  private final int instances;
+  private CounterStore store;
+  private Coalescer coalescer;
+  private MessageConsumer<JsonObject> consumer;
+  private HttpServer server;
+
+  public IngestVerticle(GatewayServices services, int index, int instances) {
+    this.services = services;
+    this.index = index;
+    this.instances = instances;
+  }
+
+  @Override
+  public Future<?> start() {
+    GatewayConfig config = services.config();
+    store = SqlStores.create(vertx, config.getDatabase(), config.getBatching().getMaxInFlight());
+    coalescer = new Coalescer(vertx, store, config, services.state(), index, instances);
+    coalescer.start();
+    consumer = vertx.eventBus().consumer(Addresses.INCREMENT, this::onIncrement);
+    HttpServerOptions options = new HttpServerOptions()
+      .setHost(config.getHttp().getHost()).setPort(config.getHttp().getPort())
+      .setTcpNoDelay(true).setCompressionSupported(false);
+    return consumer.completion()
+      .compose(registered -> vertx.createHttpServer(options)
+        .requestHandler(HttpApi.router(vertx, services, coalescer))
+        .listen())
+      .onSuccess(listening -> server = listening);
+  }
+
+  /** Stops intake, answers the requests in flight, flushes everything pending, then closes the pool. */
+  @Override
+  public Future<?> stop() {
+    long timeoutMs = services.config().getShutdownTimeoutMs();
+    Future<Void> drained = coalescer.drain()
+      .timeout(timeoutMs, TimeUnit.MILLISECONDS)
+      .onFailure(e -> LOG.error("shutdown: {} counters could not be flushed within {} ms: {}",
+        coalescer.pendingKeys(), timeoutMs, e.toString()));
+    Future<Void> closed = server == null ? Future.succeededFuture() : server.shutdown(timeoutMs, TimeUnit.MILLISECONDS);
+    return consumer.unregister()
+      .transform(unregistered -> Future.join(drained, closed))
+      .eventually(() -> store.close());
+  }
+
+  /** The port the server listens on (useful with port 0). */
+  public int actualPort() {
+    return server.actualPort();
+  }
+
+  private void onIncrement(Message<JsonObject> message) {
+    boolean waitForCommit = message.replyAddress() != null;
+    Ack ack;
+    try {
+      Increment increment = services.rules().increment(message.body(), "");
+      ack = coalescer.add(increment, waitForCommit);
+    } catch (ApiError e) {
+      if (waitForCommit) {
+        BusErrors.fail(message, e);
+      }
+      return;
+    } catch (RuntimeException e) {
+      if (waitForCommit) {
+        BusErrors.fail(message, ApiError.badRequest("invalid_request", "body", "the body must be {\"type\",\"id\",\"delta\"}"));
+      }
+      return;
+    }
+    if (ack != null) {
+      ack.future().onComplete(done -> {
+        if (done.succeeded()) {
+          message.reply(new JsonObject().put("committed", true));
+        } else {
+          BusErrors.fail(message, done.cause());
+        }
+      });
+    }
+  }
+}

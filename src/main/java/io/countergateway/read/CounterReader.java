@@ -1,0 +1,80 @@
+package io.countergateway.read;
+
+import io.countergateway.store.CounterStore;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Turns many concurrent reads into few queries. Reads that arrive while the query slots are busy queue per
+ * namespace; one query then answers all of them ({@code SUM … GROUP BY record_id}), and several reads of the
+ * same counter share one row. A read never joins a query that was sent before it arrived, so a read after an
+ * acknowledged commit always sees that commit. Confined to one event loop.
+ */
+final class CounterReader {
+  private final CounterStore store;
+  private final int maxConcurrentQueries;
+  private final int maxIdsPerQuery;
+  private final LinkedHashMap<String, Map<String, Promise<Long>>> queued = new LinkedHashMap<>();
+  private int running;
+
+  CounterReader(CounterStore store, int maxConcurrentQueries, int maxIdsPerQuery) {
+    this.store = store;
+    this.maxConcurrentQueries = maxConcurrentQueries;
+    this.maxIdsPerQuery = maxIdsPerQuery;
+  }
+
+  Future<Map<String, Long>> read(String type, List<String> ids) {
+    Map<String, Promise<Long>> waiting = queued.computeIfAbsent(type, t -> new HashMap<>());
+    List<Future<Long>> values = new ArrayList<>(ids.size());
+    for (String id : ids) {
+      values.add(waiting.computeIfAbsent(id, i -> Promise.promise()).future());
+    }
+    startQueries();
+    return Future.all(values).map(all -> {
+      Map<String, Long> result = new LinkedHashMap<>();
+      for (int i = 0; i < ids.size(); i++) {
+        result.put(ids.get(i), values.get(i).result());
+      }
+      return result;
+    });
+  }
+
+  private void startQueries() {
+    while (running < maxConcurrentQueries && !queued.isEmpty()) {
+      String type = queued.keySet().iterator().next();
+      Map<String, Promise<Long>> waiting = queued.get(type);
+      Map<String, Promise<Long>> batch = waiting;
+      if (waiting.size() <= maxIdsPerQuery) {
+        queued.remove(type);
+      } else {
+        batch = new HashMap<>();
+        var it = waiting.entrySet().iterator();
+        while (batch.size() < maxIdsPerQuery) {
+          var next = it.next();
+          batch.put(next.getKey(), next.getValue());
+          it.remove();
+        }
+      }
+      query(type, batch);
+    }
+  }
+
+  private void query(String type, Map<String, Promise<Long>> batch) {
+    running++;
+    store.sum(type, new ArrayList<>(batch.keySet())).onComplete(result -> {
+      running--;
+      if (result.succeeded()) {
+        batch.forEach((id, promise) -> promise.complete(result.result().getOrDefault(id, 0L)));
+      } else {
+        batch.values().forEach(promise -> promise.fail(result.cause()));
+      }
+      startQueries();
+    });
+  }
+}

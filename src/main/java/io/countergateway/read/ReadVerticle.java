@@ -1,0 +1,123 @@
+package io.countergateway.read;
+
+import io.countergateway.GatewayServices;
+import io.countergateway.bus.Addresses;
+import io.countergateway.bus.BusErrors;
+import io.countergateway.model.ApiError;
+import io.countergateway.model.CounterKey;
+import io.countergateway.model.IncrementRules;
+import io.countergateway.store.CounterStore;
+import io.countergateway.store.SqlStores;
+import io.vertx.core.Future;
+import io.vertx.core.VerticleBase;
+import io.vertx.core.eventbus.Message;
+import io.vertx.core.eventbus.MessageConsumer;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/** Serves {@code counters.get}, {@code counters.reset} and {@code counters.ping}; the HTTP GETs come through here. */
+public class ReadVerticle extends VerticleBase {
+  private static final Logger LOG = LoggerFactory.getLogger(ReadVerticle.class);
+  private final GatewayServices services;
+  private CounterStore store;
+  private CounterReader reader;
+  private IncrementRules rules;
+  private final List<MessageConsumer<?>> consumers = new ArrayList<>();
+
+  public ReadVerticle(GatewayServices services) {
+    this.services = services;
+  }
+
+  @Override
+  public Future<?> start() {
+    int poolSize = services.config().getDatabase().getReadPoolSize();
+    store = SqlStores.create(vertx, services.config().getDatabase(), poolSize);
+    reader = new CounterReader(store, poolSize, services.config().getLimits().getMaxReadIds());
+    rules = services.rules();
+    consumers.add(vertx.eventBus().<JsonObject>consumer(Addresses.GET, this::onGet));
+    consumers.add(vertx.eventBus().<JsonObject>consumer(Addresses.RESET, this::onReset));
+    consumers.add(vertx.eventBus().consumer(Addresses.PING, this::onPing));
+    return Future.all(consumers.stream().map(MessageConsumer::completion).toList());
+  }
+
+  @Override
+  public Future<?> stop() {
+    return Future.all(consumers.stream().map(MessageConsumer::unregister).toList())
+      .eventually(() -> store.close());
+  }
+
+  private void onGet(Message<JsonObject> message) {
+    try {
+      JsonObject body = message.body();
+      String type = body.getString("type");
+      rules.namespace(type);
+      List<String> ids = idsOf(body);
+      reader.read(type, ids).onComplete(result -> {
+        if (result.succeeded()) {
+          JsonObject values = new JsonObject();
+          result.result().forEach(values::put);
+          message.reply(new JsonObject().put("type", type).put("values", values));
+        } else {
+          LOG.warn("read of {} {} failed: {}", type, ids.size() == 1 ? ids.get(0) : ids.size() + " ids", result.cause().toString());
+          BusErrors.fail(message, ApiError.unavailable("database_unavailable", "the database did not answer the read"));
+        }
+      });
+    } catch (ApiError e) {
+      BusErrors.fail(message, e);
+    } catch (ClassCastException e) {
+      BusErrors.fail(message, ApiError.badRequest("invalid_request", "ids", "type must be a string and ids a list of strings"));
+    }
+  }
+
+  private List<String> idsOf(JsonObject body) {
+    List<String> ids = new ArrayList<>();
+    JsonArray array = body.getJsonArray("ids");
+    if (array == null) {
+      ids.add(rules.id(body.getString("id")));
+    } else {
+      for (Object id : array) {
+        ids.add(rules.id((String) id));
+      }
+    }
+    if (ids.isEmpty() || ids.size() > services.config().getLimits().getMaxReadIds()) {
+      throw ApiError.badRequest("invalid_ids", "id",
+        "give between 1 and " + services.config().getLimits().getMaxReadIds() + " ids");
+    }
+    return ids;
+  }
+
+  private void onReset(Message<JsonObject> message) {
+    try {
+      String type = message.body().getString("type");
+      rules.namespace(type);
+      CounterKey key = new CounterKey(type, rules.id(message.body().getString("id")));
+      store.reset(key).onComplete(result -> {
+        if (result.succeeded()) {
+          message.reply(new JsonObject());
+        } else {
+          BusErrors.fail(message, ApiError.unavailable("database_unavailable", "the database did not answer"));
+        }
+      });
+    } catch (ApiError e) {
+      BusErrors.fail(message, e);
+    } catch (ClassCastException e) {
+      BusErrors.fail(message, ApiError.badRequest("invalid_request", "id", "type and id must be strings"));
+    }
+  }
+
+  private void onPing(Message<Object> message) {
+    store.ping().onComplete(result -> {
+      if (result.succeeded()) {
+        message.reply(new JsonObject());
+      } else {
+        BusErrors.fail(message, ApiError.unavailable("database_unavailable", "the database is not reachable"));
+      }
+    });
+  }
+}

@@ -1,0 +1,40 @@
+package io.countergateway.store;
+
+import java.util.Arrays;
+
+/** Every MySQL/MariaDB statement the gateway issues, for a configurable table name. */
+final class MySqlSql {
+  /** Multi-row statement sizes we prepare; a flush is padded up to the next size (see {@link MySqlStore}). */
+  static final int[] UPSERT_SIZES = {1, 4, 16, 64, 256, 1024};
+
+  final String insertFlushId;
+  final String[] upsertBySize = new String[UPSERT_SIZES.length];
+  final String reset;
+  final String pruneFlushIds;
+  private final String table;
+
+  MySqlSql(String table) {
+    this.table = table;
+    insertFlushId = "INSERT INTO %s_flushes (flush_id) VALUES (?)".formatted(table);
+    for (int i = 0; i < UPSERT_SIZES.length; i++) {
+      upsertBySize[i] = upsert(UPSERT_SIZES[i]);
+    }
+    reset = "DELETE FROM %s WHERE record_type = ? AND record_id = ?".formatted(table);
+    pruneFlushIds = "DELETE FROM %s_flushes WHERE committed_at < NOW(3) - INTERVAL ? SECOND".formatted(table);
+  }
+
+  /** MariaDB has no {@code AS new} row alias, so the portable VALUES() form it is. */
+  private String upsert(int rows) {
+    String[] tuples = new String[rows];
+    Arrays.fill(tuples, "(?, ?, ?, ?)");
+    return "INSERT INTO " + table + " (record_type, record_id, slot, count) VALUES " + String.join(", ", tuples)
+      + " ON DUPLICATE KEY UPDATE count = count + VALUES(count)";
+  }
+
+  String sumByIds(int ids) {
+    String[] marks = new String[ids];
+    Arrays.fill(marks, "?");
+    return "SELECT record_id, SUM(count) FROM " + table + " WHERE record_type = ? AND record_id IN ("
+      + String.join(", ", marks) + ") GROUP BY record_id";
+  }
+}

@@ -1,0 +1,137 @@
+package io.countergateway.store;
+
+import io.countergateway.batch.Flush;
+import io.countergateway.batch.FlushRow;
+import io.countergateway.model.CounterKey;
+import io.vertx.core.Future;
+import io.vertx.mysqlclient.MySQLException;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.SqlConnection;
+import io.vertx.sqlclient.Tuple;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * MySQL / MariaDB: a flush is one transaction of multi-row {@code VALUES … ON DUPLICATE KEY UPDATE} statements,
+ * pipelined on one connection. The MySQL client has no batch protocol ({@code executeBatch} sends a statement per
+ * row), so we build the multi-row statements ourselves, in a few fixed sizes so they stay prepared; a flush is
+ * padded up to the next size with {@code +0} rows of its last key, which changes nothing and keeps the lock order.
+ */
+final class MySqlStore implements CounterStore {
+  private static final int DUPLICATE_KEY = 1062;
+
+  private final Pool pool;
+  private final MySqlSql sql;
+  private final String table;
+
+  MySqlStore(Pool pool, MySqlSql sql, String table) {
+    this.pool = pool;
+    this.sql = sql;
+    this.table = table;
+  }
+
+  @Override
+  public Future<Void> createSchema() {
+    return pool.withConnection(conn -> {
+      Future<?> chain = Future.succeededFuture();
+      for (String statement : SchemaScript.statements("mysql", table)) {
+        chain = chain.compose(done -> conn.query(statement).execute());
+      }
+      return chain.mapEmpty();
+    });
+  }
+
+  @Override
+  public Future<WriteOutcome> write(Flush flush) {
+    return pool.withTransaction(conn -> conn.preparedQuery(sql.insertFlushId).execute(Tuple.of(flush.id()))
+        .compose(inserted -> upsertAll(conn, flush.rows())))
+      .map(WriteOutcome.COMMITTED)
+      .recover(failure -> isDuplicateFlushId(failure)
+        ? Future.succeededFuture(WriteOutcome.ALREADY_COMMITTED)
+        : Future.failedFuture(failure));
+  }
+
+  private Future<Void> upsertAll(SqlConnection conn, List<FlushRow> rows) {
+    int largest = MySqlSql.UPSERT_SIZES[MySqlSql.UPSERT_SIZES.length - 1];
+    List<Future<?>> statements = new ArrayList<>();
+    for (int from = 0; from < rows.size(); from += largest) {
+      List<FlushRow> chunk = rows.subList(from, Math.min(rows.size(), from + largest));
+      int sizeIndex = sizeIndexFor(chunk.size());
+      statements.add(conn.preparedQuery(sql.upsertBySize[sizeIndex]).execute(paddedTuple(chunk, MySqlSql.UPSERT_SIZES[sizeIndex])));
+    }
+    return Future.all(statements).mapEmpty();
+  }
+
+  private static int sizeIndexFor(int rows) {
+    for (int i = 0; i < MySqlSql.UPSERT_SIZES.length; i++) {
+      if (MySqlSql.UPSERT_SIZES[i] >= rows) {
+        return i;
+      }
+    }
+    return MySqlSql.UPSERT_SIZES.length - 1;
+  }
+
+  private static Tuple paddedTuple(List<FlushRow> chunk, int size) {
+    Tuple tuple = Tuple.tuple();
+    for (FlushRow row : chunk) {
+      tuple.addString(row.type()).addString(row.id()).addShort(row.slot()).addLong(row.delta());
+    }
+    FlushRow last = chunk.get(chunk.size() - 1);
+    for (int i = chunk.size(); i < size; i++) {
+      tuple.addString(last.type()).addString(last.id()).addShort(last.slot()).addLong(0L);
+    }
+    return tuple;
+  }
+
+  private static boolean isDuplicateFlushId(Throwable failure) {
+    return failure instanceof MySQLException e && e.getErrorCode() == DUPLICATE_KEY
+      && String.valueOf(e.getMessage()).contains("_flushes");
+  }
+
+  @Override
+  public Future<Map<String, Long>> sum(String type, List<String> ids) {
+    // pad the IN list to a fixed size, so a handful of prepared statements serve every read
+    int size = MySqlSql.UPSERT_SIZES[sizeIndexFor(ids.size())];
+    if (ids.size() > size) {
+      return Future.failedFuture(new IllegalArgumentException("at most " + size + " ids per read"));
+    }
+    Tuple tuple = Tuple.tuple().addString(type);
+    for (int i = 0; i < size; i++) {
+      tuple.addString(ids.get(Math.min(i, ids.size() - 1)));
+    }
+    return pool.preparedQuery(sql.sumByIds(size)).execute(tuple).map(rows -> {
+      Map<String, Long> values = new HashMap<>();
+      for (String id : ids) {
+        values.put(id, 0L);
+      }
+      for (Row row : rows) {
+        values.put(row.getString(0), row.getNumeric(1).longValue());
+      }
+      return values;
+    });
+  }
+
+  @Override
+  public Future<Void> reset(CounterKey key) {
+    return pool.preparedQuery(sql.reset).execute(Tuple.of(key.type(), key.id())).mapEmpty();
+  }
+
+  @Override
+  public Future<Integer> pruneFlushIds(int olderThanSeconds) {
+    return pool.preparedQuery(sql.pruneFlushIds).execute(Tuple.of(olderThanSeconds)).map(r -> r.rowCount());
+  }
+
+  @Override
+  public Future<Void> ping() {
+    return pool.query("SELECT 1").execute().mapEmpty();
+  }
+
+  @Override
+  public Future<Void> close() {
+    return pool.close();
+  }
+}

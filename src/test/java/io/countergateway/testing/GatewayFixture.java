@@ -1,0 +1,120 @@
+package io.countergateway.testing;
+
+import io.countergateway.Gateway;
+import io.countergateway.config.GatewayConfig;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.http.PoolOptions;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.client.WebClient;
+import io.vertx.ext.web.client.WebClientOptions;
+import io.vertx.mysqlclient.MySQLBuilder;
+import io.vertx.mysqlclient.MySQLConnectOptions;
+import io.vertx.pgclient.PgBuilder;
+import io.vertx.pgclient.PgConnectOptions;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.Tuple;
+
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A gateway on a real database for one test class, plus a web client to drive it and a direct SQL pool to
+ * check what actually landed in the table (never the gateway's own read path).
+ */
+public final class GatewayFixture implements AutoCloseable {
+  public final Vertx vertx;
+  public final Gateway gateway;
+  public final WebClient http;
+  public final String table;
+  private final Pool sql;
+  private final boolean postgres;
+
+  private GatewayFixture(Vertx vertx, Gateway gateway, Pool sql, String table, boolean postgres) {
+    this.vertx = vertx;
+    this.gateway = gateway;
+    this.sql = sql;
+    this.table = table;
+    this.postgres = postgres;
+    this.http = WebClient.create(vertx, new WebClientOptions().setDefaultHost("127.0.0.1")
+      .setDefaultPort(gateway.port()).setKeepAlive(true), new PoolOptions().setHttp1MaxSize(64));
+  }
+
+  /** The raw config tree the tests start from: three namespaces, one public, ephemeral port. */
+  public static JsonObject baseConfig(JsonObject database, String table) {
+    return new JsonObject()
+      .put("http", new JsonObject().put("port", 0).put("instances", 2))
+      .put("database", database.copy().put("table", table).put("readPoolSize", 2))
+      .put("limits", new JsonObject().put("requestTimeoutMs", 10_000).put("maxBodyBytes", 65_536))
+      .put("namespaces", new JsonObject()
+        .put("pageviews", new JsonObject().put("slots", 8).put("public", true))
+        .put("downloads", new JsonObject().put("slots", 8))
+        .put("likes", new JsonObject().put("slots", 4)));
+  }
+
+  public static GatewayFixture start(JsonObject rawConfig) {
+    GatewayConfig config = GatewayConfig.fromJson(rawConfig);
+    Vertx vertx = Vertx.vertx();
+    Gateway gateway = await(Gateway.start(vertx, config, new PrometheusMeterRegistry(PrometheusConfig.DEFAULT)));
+    JsonObject db = rawConfig.getJsonObject("database");
+    boolean postgres = !"mysql".equals(db.getString("kind"));
+    Pool sql = postgres
+      ? PgBuilder.pool().connectingTo(new PgConnectOptions().setHost(db.getString("host")).setPort(db.getInteger("port"))
+        .setDatabase(db.getString("name")).setUser(db.getString("user")).setPassword(db.getString("password", "")))
+        .using(vertx).build()
+      : MySQLBuilder.pool().connectingTo(new MySQLConnectOptions().setHost(db.getString("host")).setPort(db.getInteger("port"))
+        .setDatabase(db.getString("name")).setUser(db.getString("user")).setPassword(db.getString("password", "")))
+        .using(vertx).build();
+    return new GatewayFixture(vertx, gateway, sql, config.getDatabase().getTable(), postgres);
+  }
+
+  /** SUM(count) over the counter's slots, straight from the table. */
+  public Future<Long> sumInTable(String type, String id) {
+    String query = "SELECT COALESCE(SUM(count), 0) FROM " + table + " WHERE record_type = " + mark(1)
+      + " AND record_id = " + mark(2);
+    return sql.preparedQuery(query).execute(Tuple.of(type, id)).map(rows -> rows.iterator().next().getNumeric(0).longValue());
+  }
+
+  /** SUM(count) per record_id of one namespace, for ids starting with {@code prefix}. */
+  public Future<Map<String, Long>> sumsInTable(String type, String prefix) {
+    String query = "SELECT record_id, SUM(count) FROM " + table + " WHERE record_type = " + mark(1)
+      + " AND record_id LIKE " + mark(2) + " GROUP BY record_id";
+    return sql.preparedQuery(query).execute(Tuple.of(type, prefix + "%")).map(rows -> {
+      Map<String, Long> sums = new HashMap<>();
+      for (Row row : rows) {
+        sums.put(row.getString(0), row.getNumeric(1).longValue());
+      }
+      return sums;
+    });
+  }
+
+  /** Rows of the whole table, to prove a refused request wrote nothing anywhere. */
+  public Future<Long> rowsInTable() {
+    return sql.query("SELECT COUNT(*) FROM " + table).execute().map(rows -> rows.iterator().next().getLong(0));
+  }
+
+  private String mark(int position) {
+    return postgres ? "$" + position : "?";
+  }
+
+  public Future<Void> stopGateway() {
+    return gateway.stop();
+  }
+
+  @Override
+  public void close() {
+    await(gateway.stop().eventually(sql::close).eventually(vertx::close));
+  }
+
+  public static <T> T await(Future<T> future) {
+    try {
+      return future.toCompletionStage().toCompletableFuture().get(120, TimeUnit.SECONDS);
+    } catch (Exception e) {
+      throw new IllegalStateException(e.getCause() != null ? e.getCause() : e);
+    }
+  }
+}

