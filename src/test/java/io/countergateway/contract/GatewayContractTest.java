@@ -1,6 +1,9 @@
 package io.countergateway.contract;
 
+import io.countergateway.bus.CounterClient;
+import io.countergateway.model.ApiError;
 import io.countergateway.testing.GatewayFixture;
+import io.vertx.core.eventbus.ReplyException;
 import io.vertx.core.Future;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.JsonArray;
@@ -17,6 +20,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
@@ -250,4 +254,141 @@ abstract class GatewayContractTest {
     return value;
   }
 
+
+  /** A request that must be refused: method, path, body, expected status, error code and field. */
+  record Refusal(String method, String path, String body, int status, String error, String field) {
+    @Override
+    public String toString() {
+      return method + " " + path + " " + (body.length() > 40 ? body.substring(0, 40) + "…" : body) + " -> " + status + " " + error;
+    }
+  }
+
+  java.util.stream.Stream<Refusal> refusals() {
+    String big = "{\"delta\":1,\"pad\":\"" + "x".repeat(70_000) + "\"}";
+    String longId = "a".repeat(256);
+    return java.util.stream.Stream.of(
+      new Refusal("POST", "/v1/counters/nosuch/x/increments", "", 404, "unknown_namespace", "type"),
+      new Refusal("POST", "/v1/counters/downloads/" + longId + "/increments", "", 400, "invalid_id", "id"),
+      new Refusal("POST", "/v1/counters/downloads/a%20b/increments", "", 400, "invalid_id", "id"),
+      new Refusal("POST", "/v1/counters/downloads/%C3%A9t%C3%A9/increments", "", 400, "invalid_id", "id"),
+      new Refusal("POST", "/v1/counters/downloads/bad-%22quote/increments", "", 400, "invalid_id", "id"),
+      new Refusal("POST", "/v1/counters/downloads/{id}/increments", "{\"delta\":0}", 400, "invalid_delta", "delta"),
+      new Refusal("POST", "/v1/counters/downloads/{id}/increments", "{\"delta\":1.5}", 400, "invalid_delta", "delta"),
+      new Refusal("POST", "/v1/counters/downloads/{id}/increments", "{\"delta\":\"3\"}", 400, "invalid_delta", "delta"),
+      new Refusal("POST", "/v1/counters/downloads/{id}/increments", "{\"delta\":true}", 400, "invalid_delta", "delta"),
+      new Refusal("POST", "/v1/counters/downloads/{id}/increments", "{\"delta\":null}", 400, "invalid_delta", "delta"),
+      new Refusal("POST", "/v1/counters/downloads/{id}/increments", "{\"delta\":1000001}", 400, "invalid_delta", "delta"),
+      new Refusal("POST", "/v1/counters/downloads/{id}/increments", "{\"delta\":-1000001}", 400, "invalid_delta", "delta"),
+      new Refusal("POST", "/v1/counters/downloads/{id}/increments", "{\"delta\":99999999999999999999999}", 400, "invalid_delta", "delta"),
+      new Refusal("POST", "/v1/counters/downloads/{id}/increments", "{\"delta\":1e400}", 400, "invalid_delta", "delta"),
+      new Refusal("POST", "/v1/counters/downloads/{id}/increments", "{\"delta\":", 400, "invalid_json", "body"),
+      new Refusal("POST", "/v1/counters/downloads/{id}/increments", "[1]", 400, "invalid_json", "body"),
+      new Refusal("POST", "/v1/counters/downloads/{id}/increments", "{\"delta\":1,\"extra\":2}", 400, "unknown_field", "extra"),
+      new Refusal("POST", "/v1/counters/downloads/{id}/increments?ack=maybe", "", 400, "invalid_ack", "ack"),
+      new Refusal("POST", "/v1/counters/downloads/{id}/increments", big, 413, "body_too_large", "body"),
+      new Refusal("POST", "/v1/increments", "", 400, "empty_batch", "body"),
+      new Refusal("POST", "/v1/increments", "[", 400, "invalid_json", "body"),
+      new Refusal("POST", "/v1/increments", "[1]", 400, "invalid_increment", "increments[0]"),
+      new Refusal("POST", "/v1/increments", "[{\"type\":\"downloads\",\"id\":\"{id}\",\"delta\":1},{\"type\":\"nosuch\",\"id\":\"x\"}]",
+        404, "unknown_namespace", "increments[1].type"),
+      new Refusal("POST", "/v1/increments", "[{\"type\":\"downloads\",\"id\":\"{id}\"},{\"type\":\"downloads\",\"id\":5}]",
+        400, "invalid_id", "increments[1].id"),
+      new Refusal("POST", "/v1/increments", "{\"type\":\"downloads\",\"id\":\"{id}\"}\nnot json\n", 400, "invalid_json", "body"),
+      new Refusal("POST", "/v1/increments", big, 413, "body_too_large", "body"),
+      new Refusal("GET", "/v1/beacon/nosuch/x", "", 404, "unknown_namespace", "type"),
+      new Refusal("GET", "/v1/beacon/downloads/{id}", "", 403, "namespace_not_public", "type"),
+      new Refusal("POST", "/v1/beacon/pageviews/a%20b", "", 400, "invalid_id", "id"),
+      new Refusal("GET", "/v1/counters/nosuch/x", "", 404, "unknown_namespace", "type"),
+      new Refusal("GET", "/v1/counters/downloads/a%20b", "", 400, "invalid_id", "id"),
+      new Refusal("GET", "/v1/counters/downloads", "", 400, "invalid_ids", "id"),
+      new Refusal("DELETE", "/v1/counters/nosuch/x", "", 404, "unknown_namespace", "type"),
+      new Refusal("PUT", "/v1/counters/downloads/{id}/increments", "", 405, "method_not_allowed", null),
+      new Refusal("GET", "/v2/anything", "", 404, "not_found", null));
+  }
+
+  @org.junit.jupiter.params.ParameterizedTest(name = "{0}")
+  @org.junit.jupiter.params.provider.MethodSource("refusals")
+  @DisplayName("bad input is refused with a 4xx and a JSON error naming the field and the rule, and writes nothing")
+  void badInputIsRefused(Refusal refusal) {
+    String id = unique("refused");
+    long rowsBefore = await(fixture.rowsInTable());
+    HttpResponse<Buffer> response = await(fixture.http.request(io.vertx.core.http.HttpMethod.valueOf(refusal.method()),
+        refusal.path().replace("{id}", id))
+      .sendBuffer(Buffer.buffer(refusal.body().replace("{id}", id))));
+    assertThat(response.statusCode()).isEqualTo(refusal.status());
+    assertThat(response.getHeader("Content-Type")).isEqualTo("application/json");
+    JsonObject error = response.bodyAsJsonObject();
+    assertThat(error.getString("error")).isEqualTo(refusal.error());
+    assertThat(error.getString("message")).isNotBlank();
+    assertThat(error.getString("field")).isEqualTo(refusal.field());
+    assertThat(await(fixture.sumInTable("downloads", id))).isZero();
+    assertThat(await(fixture.rowsInTable())).isEqualTo(rowsBefore);
+  }
+
+  @Test
+  @DisplayName("an event-bus request is answered after its commit, a send is counted shortly after")
+  void eventBusIncrements() throws InterruptedException {
+    CounterClient client = new CounterClient(fixture.vertx);
+    String id = unique("bus");
+    for (int i = 1; i <= 10; i++) {
+      await(client.increment("likes", id, 3));
+      assertThat(await(fixture.sumInTable("likes", id))).isEqualTo(3L * i);
+    }
+    for (int i = 0; i < 10; i++) {
+      client.incrementAccepted("likes", id, 1);
+    }
+    assertThat(eventually(() -> await(fixture.sumInTable("likes", id)), 40L)).isEqualTo(40L);
+    assertThat(await(client.get("likes", id))).isEqualTo(40L);
+    assertThat(await(client.get("likes", List.of(id, "never")))).containsEntry(id, 40L).containsEntry("never", 0L);
+  }
+
+  @Test
+  @DisplayName("a bad event-bus increment fails with the HTTP status and error code, and writes nothing")
+  void badEventBusIncrement() {
+    CounterClient client = new CounterClient(fixture.vertx);
+    String id = unique("busbad");
+    Throwable zero = await(client.increment("likes", id, 0).transform(r -> Future.succeededFuture(r.cause())));
+    assertThat(zero).isInstanceOf(ApiError.class);
+    assertThat(((ApiError) zero).status()).isEqualTo(400);
+    assertThat(((ApiError) zero).code()).isEqualTo("invalid_delta");
+    Throwable unknown = await(client.increment("nosuch", id, 1).transform(r -> Future.succeededFuture(r.cause())));
+    assertThat(((ApiError) unknown).status()).isEqualTo(404);
+    ReplyException raw = (ReplyException) await(fixture.vertx.eventBus().request("counters.increment", "not json")
+      .transform(r -> Future.succeededFuture(r.cause())));
+    assertThat(raw.failureCode()).isEqualTo(400);
+    assertThat(new JsonObject(raw.getMessage()).getString("error")).isEqualTo("invalid_request");
+    assertThat(await(fixture.sumInTable("likes", id))).isZero();
+  }
+
+  @Test
+  @DisplayName("stopping the gateway flushes every accepted increment still pending")
+  void shutdownFlushesPending() {
+    JsonObject config = GatewayFixture.baseConfig(database(), fixture.table);
+    // deltas would wait a minute for company: only the shutdown can flush them
+    config.put("batching", new JsonObject().put("maxDelayMs", 60_000).put("maxKeys", 10_000));
+    GatewayFixture slow = GatewayFixture.start(config);
+    String prefix = unique("shutdown");
+    List<Future<?>> sent = new ArrayList<>();
+    for (int i = 0; i < 500; i++) {
+      sent.add(slow.http.post("/v1/counters/downloads/" + prefix + "-" + (i % 50) + "/increments?ack=accepted").send()
+        .map(response -> {
+          if (response.statusCode() != 202) {
+            throw new IllegalStateException("status " + response.statusCode());
+          }
+          return null;
+        }));
+    }
+    await(Future.all(sent));
+    CounterClient bus = new CounterClient(slow.vertx);
+    for (int i = 0; i < 100; i++) {
+      bus.incrementAccepted("downloads", prefix + "-bus", 2);
+    }
+    await(slow.vertx.eventBus().request("counters.ping", new JsonObject())); // the sends above are delivered first
+    assertThat(await(fixture.sumsInTable("downloads", prefix))).isEmpty();
+    slow.close();
+    Map<String, Long> sums = await(fixture.sumsInTable("downloads", prefix));
+    assertThat(sums).hasSize(51);
+    assertThat(sums.get(prefix + "-bus")).isEqualTo(200L);
+    assertThat(sums.values().stream().mapToLong(Long::longValue).sum()).isEqualTo(700L);
+  }
 }
