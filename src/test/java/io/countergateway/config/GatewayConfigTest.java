@@ -1,0 +1,108 @@
+package io.countergateway.config;
+
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
+import io.vertx.junit5.VertxExtension;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.util.Map;
+
+import static io.countergateway.testing.GatewayFixture.await;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+@ExtendWith(VertxExtension.class)
+class GatewayConfigTest {
+
+  @ParameterizedTest(name = "{0}")
+  @ValueSource(strings = {"conf/gateway.yaml", "conf/postgres.yaml", "conf/mysql.yaml"})
+  @DisplayName("every shipped configuration file loads and validates")
+  void shippedFilesLoad(String path, Vertx vertx) {
+    GatewayConfig config = await(ConfigLoader.load(vertx, path));
+    assertThat(config.getNamespaces()).containsKeys("pageviews", "downloads", "likes");
+    assertThat(config.namespace("pageviews").isPublic()).isTrue();
+    assertThat(config.getHttp().getHost()).isEqualTo("127.0.0.1");
+  }
+
+  @Test
+  @DisplayName("the default configuration runs on an embedded PostgreSQL kept in ./data")
+  void defaultIsEmbedded(Vertx vertx) {
+    DatabaseOptions database = await(ConfigLoader.load(vertx, "conf/gateway.yaml")).getDatabase();
+    assertThat(database.getKind()).isEqualTo(DatabaseOptions.Kind.EMBEDDED_POSTGRES);
+    assertThat(database.getDataDir()).isEqualTo("./data");
+  }
+
+  @Test
+  @DisplayName("environment variables named after a key's path override the file")
+  void environmentOverrides() {
+    JsonObject raw = minimal().put("batching", new JsonObject().put("maxDelayMs", 2));
+    JsonObject merged = ConfigLoader.applyEnvironment(raw, Map.of(
+      "CG_BATCHING_MAX_DELAY_MS", "7",
+      "CG_HTTP_PORT", "9090",
+      "CG_DATABASE_PASSWORD", "s3cret",
+      "CG_NAMESPACES_PAGEVIEWS_SLOTS", "32",
+      "CG_NOT_A_KEY", "ignored"));
+    GatewayConfig config = GatewayConfig.fromJson(merged);
+    assertThat(config.getBatching().getMaxDelayMs()).isEqualTo(7);
+    assertThat(config.getHttp().getPort()).isEqualTo(9090);
+    assertThat(config.getDatabase().getPassword()).isEqualTo("s3cret");
+    assertThat(config.namespace("pageviews").getSlots()).isEqualTo(32);
+    assertThat(config.getDatabase().toString()).doesNotContain("s3cret");
+  }
+
+  @Test
+  @DisplayName("environment variable names follow the dotted key in upper snake case")
+  void environmentNames() {
+    assertThat(ConfigLoader.envName("batching.maxPendingKeys")).isEqualTo("CG_BATCHING_MAX_PENDING_KEYS");
+    assertThat(ConfigLoader.envName("namespaces.page-views.public")).isEqualTo("CG_NAMESPACES_PAGE_VIEWS_PUBLIC");
+  }
+
+  @ParameterizedTest(name = "{0} = {1}")
+  @CsvSource(delimiter = '|', value = {
+    "batching.maxDelayMs | -1 | batching.maxDelayMs: must be between 0 and 60000",
+    "batching.maxKeys | many | batching.maxKeys: must be a whole number",
+    "http.port | 70000 | http.port: must be between 0 and 65535",
+    "database.kind | oracle | database.kind: must be one of embedded-postgres, postgres, mysql",
+    "database.table | drop table; | database.table: must be a SQL identifier",
+    "limits.maxIdLength | 300 | limits.maxIdLength: must be between 1 and 255",
+    "limits.idPattern | [a- | limits.idPattern: is not a valid regular expression",
+    "limits.minDelta | 5 | limits.minDelta: must not exceed limits.maxDelta",
+    "namespaces.likes.slots | 0 | namespaces.likes.slots: must be between 1 and 1024",
+    "namespaces.likes.public | perhaps | namespaces.likes.public: must be true or false",
+  })
+  @DisplayName("a bad value stops start-up with a message naming its key and the rule")
+  void badValuesNameTheirKey(String key, String value, String message) {
+    JsonObject raw = minimal();
+    String[] path = key.split("\\.");
+    JsonObject node = raw;
+    for (int i = 0; i < path.length - 1; i++) {
+      if (node.getJsonObject(path[i]) == null) {
+        node.put(path[i], new JsonObject());
+      }
+      node = node.getJsonObject(path[i]);
+    }
+    node.put(path[path.length - 1], value);
+    if (key.equals("limits.minDelta")) {
+      raw.getJsonObject("limits").put("maxDelta", 1);
+    }
+    assertThatThrownBy(() -> GatewayConfig.fromJson(raw)).isInstanceOf(ConfigException.class).hasMessageStartingWith(message);
+  }
+
+  @Test
+  @DisplayName("a configuration without namespaces is refused")
+  void namespacesRequired() {
+    assertThatThrownBy(() -> GatewayConfig.fromJson(new JsonObject()))
+      .isInstanceOf(ConfigException.class).hasMessageStartingWith("namespaces:");
+  }
+
+  private static JsonObject minimal() {
+    return new JsonObject().put("namespaces", new JsonObject()
+      .put("pageviews", new JsonObject().put("public", true))
+      .put("likes", new JsonObject().put("slots", 4)));
+  }
+}
