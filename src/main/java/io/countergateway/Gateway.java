@@ -61,7 +61,8 @@ public final class Gateway {
   private Future<Void> deploy() {
     Future<Void> chain = Future.succeededFuture();
     for (int i = 0; i < services.config().getReads().getInstances(); i++) {
-      chain = chain.compose(v -> vertx.deployVerticle(new ReadVerticle(services)).map(id -> {
+      boolean first = i == 0;
+      chain = chain.compose(v -> vertx.deployVerticle(new ReadVerticle(services, first)).map(id -> {
         readDeployments.add(id);
         return null;
       }));

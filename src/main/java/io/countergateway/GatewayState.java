@@ -1,7 +1,6 @@
 package io.countergateway;
 
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * What readiness is made of, shared by all verticles of one gateway: whether it is shutting down, how many
@@ -11,7 +10,6 @@ public final class GatewayState {
   private volatile boolean draining;
   private final AtomicInteger failingWriters = new AtomicInteger();
   private final AtomicInteger sheddingWriters = new AtomicInteger();
-  private final AtomicLong retries = new AtomicLong();
 
   public boolean isDraining() {
     return draining;
@@ -35,13 +33,5 @@ public final class GatewayState {
 
   public void writerShedding(boolean nowShedding) {
     sheddingWriters.addAndGet(nowShedding ? 1 : -1);
-  }
-
-  public void retried() {
-    retries.incrementAndGet();
-  }
-
-  public long retries() {
-    return retries.get();
   }
 }

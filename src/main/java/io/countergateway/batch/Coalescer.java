@@ -7,12 +7,13 @@ import io.countergateway.model.ApiError;
 import io.countergateway.model.CounterKey;
 import io.countergateway.model.Increment;
 import io.countergateway.store.CounterStore;
-import io.countergateway.store.Failures;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -21,7 +22,6 @@ import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * Sums deltas per counter and turns them into few, large, ordered flushes (DESIGN §3). Confined to one event
@@ -32,10 +32,8 @@ import java.util.concurrent.ThreadLocalRandom;
  * flushes run, the next batch grows: batch size follows load (group commit).
  */
 public final class Coalescer {
-  private static final Logger LOG = LoggerFactory.getLogger(Coalescer.class);
-
   private final Vertx vertx;
-  private final CounterStore store;
+  private final FlushWriter writer;
   private final GatewayConfig config;
   private final BatchingOptions options;
   private final GatewayState state;
@@ -46,13 +44,16 @@ public final class Coalescer {
   private LinkedHashMap<CounterKey, Pending> pending = new LinkedHashMap<>();
   private int pendingWaiters;
   private int waiting;
+  private long incrementsTaken;
+  private long incrementsRefused;
+  private long flushes;
+  private long flushRows;
   private int inFlight;
   private long flushSeq;
   private long timerId = -1;
   private long sweepTimerId = -1;
   private long firstPendingNanos;
   private final ArrayDeque<Ack> deadlines = new ArrayDeque<>();
-  private boolean failing;
   private boolean shedding;
   private Promise<Void> drained;
 
@@ -63,13 +64,27 @@ public final class Coalescer {
 
   public Coalescer(Vertx vertx, CounterStore store, GatewayConfig config, GatewayState state, int instanceIndex, int instanceCount) {
     this.vertx = vertx;
-    this.store = store;
+    this.writer = new FlushWriter(vertx, store, config.getBatching(), state);
     this.config = config;
     this.options = config.getBatching();
     this.state = state;
     this.slots = new SlotPicker(instanceIndex, instanceCount);
-    this.flushIdPrefix = Long.toUnsignedString(ThreadLocalRandom.current().nextLong(), 36) + "-" + instanceIndex + "-";
+    this.flushIdPrefix = Long.toUnsignedString(java.util.concurrent.ThreadLocalRandom.current().nextLong(), 36) + "-" + instanceIndex + "-";
     this.timeoutNanos = config.getLimits().getRequestTimeoutMs() * 1_000_000L;
+  }
+
+  /** Exposes this coalescer's counters; they are read by the scrape thread, a little stale at worst. */
+  public void registerMetrics(MeterRegistry registry, int index) {
+    Tags tags = Tags.of("verticle", Integer.toString(index));
+    FunctionCounter.builder("gateway.increments.taken", this, c -> c.incrementsTaken).tags(tags)
+      .description("increments taken into the coalescer").register(registry);
+    FunctionCounter.builder("gateway.increments.refused", this, c -> c.incrementsRefused).tags(tags)
+      .description("increments refused with 503 because the coalescer was full or draining").register(registry);
+    FunctionCounter.builder("gateway.flushes", this, c -> c.flushes).tags(tags).register(registry);
+    FunctionCounter.builder("gateway.flush.rows", this, c -> c.flushRows).tags(tags).register(registry);
+    Gauge.builder("gateway.pending.counters", this, c -> c.pending.size()).tags(tags).register(registry);
+    Gauge.builder("gateway.waiting.requests", this, c -> c.waiting).tags(tags).register(registry);
+    writer.registerMetrics(registry, tags);
   }
 
   /** Starts the deadline sweep; waiting requests share one timeout, so they expire in arrival order. */
@@ -124,16 +139,19 @@ public final class Coalescer {
 
   private void checkOpen() {
     if (drained != null) {
+      incrementsRefused++;
       throw ApiError.unavailable("shutting_down", "the gateway is shutting down; retry on another instance");
     }
   }
 
   private void checkRoom(int newKeys, int newWaiters) {
     if (pending.size() + newKeys > options.getMaxPendingKeys()) {
+      incrementsRefused++;
       setShedding(true);
       throw ApiError.unavailable("overloaded", "too many counters are waiting to be written; retry shortly");
     }
     if (waiting + newWaiters > options.getMaxWaitingRequests()) {
+      incrementsRefused++;
       setShedding(true);
       throw ApiError.unavailable("overloaded", "too many requests are waiting for a commit; retry shortly");
     }
@@ -149,6 +167,7 @@ public final class Coalescer {
   }
 
   private Ack take(Pending entry, Increment increment, boolean waitForCommit) {
+    incrementsTaken++;
     if (entry == null) {
       if (pending.isEmpty()) {
         firstPendingNanos = System.nanoTime();
@@ -271,48 +290,20 @@ public final class Coalescer {
     }
     if (rows.isEmpty()) {
       // the deltas cancelled out: nothing to write, and "committed" is already true
-      acks.forEach(this::succeed);
+      for (Ack ack : acks) {
+        settle(ack);
+        ack.promise.tryComplete();
+      }
       return;
     }
     Collections.sort(rows);
     inFlight++;
-    attempt(new Flush(flushIdPrefix + Long.toString(flushSeq++, 36), rows), acks, 0);
-  }
-
-  private void attempt(Flush flush, List<Ack> acks, int attemptNo) {
-    store.write(flush).onComplete(result -> {
-      if (result.succeeded()) {
-        setFailing(false);
-        acks.forEach(this::succeed);
-        flushDone();
-      } else if (Failures.isRetryable(result.cause())) {
-        setFailing(true);
-        state.retried();
-        long delay = backoff(attemptNo);
-        LOG.warn("flush {} ({} rows) failed, retry {} in {} ms: {}", flush.id(), flush.rows().size(), attemptNo + 1,
-          delay, result.cause().toString());
-        vertx.setTimer(delay, id -> attempt(flush, acks, attemptNo + 1));
-      } else {
-        LOG.error("flush {} ({} rows) failed and will not be retried; its {} waiting requests get 500: {}",
-          flush.id(), flush.rows().size(), acks.size(), result.cause().toString());
-        for (Ack ack : acks) {
-          settle(ack);
-          ack.promise.tryFail(new ApiError(500, "write_failed", "the database refused the write: "
-            + result.cause().getMessage(), null));
-        }
-        flushDone();
-      }
+    flushes++;
+    flushRows += rows.size();
+    writer.write(new Flush(flushIdPrefix + Long.toString(flushSeq++, 36), rows), acks).onComplete(settled -> {
+      waiting -= acks.size();
+      flushDone();
     });
-  }
-
-  private long backoff(int attemptNo) {
-    long ceiling = Math.min(options.getRetryMaxMs(), (long) options.getRetryInitialMs() << Math.min(attemptNo, 20));
-    return ceiling / 2 + ThreadLocalRandom.current().nextLong(ceiling / 2 + 1);
-  }
-
-  private void succeed(Ack ack) {
-    settle(ack);
-    ack.promise.tryComplete();
   }
 
   private void settle(Ack ack) {
@@ -334,13 +325,6 @@ public final class Coalescer {
     if (pending.isEmpty() && inFlight == 0) {
       vertx.cancelTimer(sweepTimerId);
       drained.tryComplete();
-    }
-  }
-
-  private void setFailing(boolean nowFailing) {
-    if (failing != nowFailing) {
-      failing = nowFailing;
-      state.writerFailing(nowFailing);
     }
   }
 

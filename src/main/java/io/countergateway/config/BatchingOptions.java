@@ -12,6 +12,11 @@ public class BatchingOptions {
   public static final int DEFAULT_MAX_PENDING_KEYS = 100_000;
   /** Requests a coalescer may keep waiting for a commit before new ones are refused with 503. */
   public static final int DEFAULT_MAX_WAITING_REQUESTS = 50_000;
+  /** Whether each flush commits together with its flush id, so a retried flush is never counted twice. */
+  public static final boolean DEFAULT_EXACTLY_ONCE = true;
+  /** How long committed flush ids are kept: far longer than any retry of an ambiguous flush can take. */
+  public static final int DEFAULT_FLUSH_ID_RETENTION_SECONDS = 86_400;
+  public static final int DEFAULT_PRUNE_INTERVAL_SECONDS = 600;
   public static final int DEFAULT_RETRY_INITIAL_MS = 50;
   public static final int DEFAULT_RETRY_MAX_MS = 2_000;
 
@@ -20,6 +25,9 @@ public class BatchingOptions {
   private int maxInFlight = DEFAULT_MAX_IN_FLIGHT;
   private int maxPendingKeys = DEFAULT_MAX_PENDING_KEYS;
   private int maxWaitingRequests = DEFAULT_MAX_WAITING_REQUESTS;
+  private boolean exactlyOnce = DEFAULT_EXACTLY_ONCE;
+  private int flushIdRetentionSeconds = DEFAULT_FLUSH_ID_RETENTION_SECONDS;
+  private int pruneIntervalSeconds = DEFAULT_PRUNE_INTERVAL_SECONDS;
   private int retryInitialMs = DEFAULT_RETRY_INITIAL_MS;
   private int retryMaxMs = DEFAULT_RETRY_MAX_MS;
 
@@ -30,6 +38,9 @@ public class BatchingOptions {
       .setMaxInFlight(section.intValue("maxInFlight", DEFAULT_MAX_IN_FLIGHT))
       .setMaxPendingKeys(section.intValue("maxPendingKeys", DEFAULT_MAX_PENDING_KEYS))
       .setMaxWaitingRequests(section.intValue("maxWaitingRequests", DEFAULT_MAX_WAITING_REQUESTS))
+      .setExactlyOnce(section.boolValue("exactlyOnce", DEFAULT_EXACTLY_ONCE))
+      .setFlushIdRetentionSeconds(section.intValue("flushIdRetentionSeconds", DEFAULT_FLUSH_ID_RETENTION_SECONDS))
+      .setPruneIntervalSeconds(section.intValue("pruneIntervalSeconds", DEFAULT_PRUNE_INTERVAL_SECONDS))
       .setRetryInitialMs(section.intValue("retryInitialMs", DEFAULT_RETRY_INITIAL_MS))
       .setRetryMaxMs(section.intValue("retryMaxMs", DEFAULT_RETRY_MAX_MS));
     if (options.maxPendingKeys < options.maxKeys) {
@@ -83,6 +94,34 @@ public class BatchingOptions {
 
   public BatchingOptions setMaxWaitingRequests(int maxWaitingRequests) {
     this.maxWaitingRequests = Checks.range("batching.maxWaitingRequests", maxWaitingRequests, 1, 10_000_000);
+    return this;
+  }
+
+  public boolean isExactlyOnce() {
+    return exactlyOnce;
+  }
+
+  /** Off only to measure what the flush-id bookkeeping costs: a retried ambiguous flush may then count twice. */
+  public BatchingOptions setExactlyOnce(boolean exactlyOnce) {
+    this.exactlyOnce = exactlyOnce;
+    return this;
+  }
+
+  public int getFlushIdRetentionSeconds() {
+    return flushIdRetentionSeconds;
+  }
+
+  public BatchingOptions setFlushIdRetentionSeconds(int flushIdRetentionSeconds) {
+    this.flushIdRetentionSeconds = Checks.range("batching.flushIdRetentionSeconds", flushIdRetentionSeconds, 60, 365 * 86_400);
+    return this;
+  }
+
+  public int getPruneIntervalSeconds() {
+    return pruneIntervalSeconds;
+  }
+
+  public BatchingOptions setPruneIntervalSeconds(int pruneIntervalSeconds) {
+    this.pruneIntervalSeconds = Checks.range("batching.pruneIntervalSeconds", pruneIntervalSeconds, 1, 86_400);
     return this;
   }
 

@@ -13,6 +13,7 @@ public class GatewayConfig {
   private BatchingOptions batching = new BatchingOptions();
   private LimitsOptions limits = new LimitsOptions();
   private ReadOptions reads = new ReadOptions();
+  private AuthOptions auth = new AuthOptions();
   private final Map<String, NamespaceOptions> namespaces = new LinkedHashMap<>();
   private int shutdownTimeoutMs = 30_000;
 
@@ -25,6 +26,7 @@ public class GatewayConfig {
     config.batching = BatchingOptions.from(root.section("batching"));
     config.limits = LimitsOptions.from(root.section("limits"));
     config.reads = ReadOptions.from(root.section("reads"));
+    config.auth = AuthOptions.from(root.section("auth"));
     config.shutdownTimeoutMs = root.section("shutdown").intValue("timeoutMs", 30_000, 100, 3_600_000);
     ConfigSection namespaces = root.section("namespaces");
     for (String name : namespaces.json().fieldNames()) {
@@ -92,6 +94,15 @@ public class GatewayConfig {
 
   public GatewayConfig setReads(ReadOptions reads) {
     this.reads = reads;
+    return this;
+  }
+
+  public AuthOptions getAuth() {
+    return auth;
+  }
+
+  public GatewayConfig setAuth(AuthOptions auth) {
+    this.auth = auth;
     return this;
   }
 

@@ -14,6 +14,7 @@ public class LimitsOptions {
   public static final int DEFAULT_MAX_BATCH_INCREMENTS = 10_000;
   public static final int DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
   public static final int DEFAULT_MAX_READ_IDS = 1_000;
+  public static final int DEFAULT_MAX_HEADER_BYTES = 8_192;
 
   private int maxBodyBytes = DEFAULT_MAX_BODY_BYTES;
   private int maxIdLength = DEFAULT_MAX_ID_LENGTH;
@@ -23,6 +24,7 @@ public class LimitsOptions {
   private int maxBatchIncrements = DEFAULT_MAX_BATCH_INCREMENTS;
   private int requestTimeoutMs = DEFAULT_REQUEST_TIMEOUT_MS;
   private int maxReadIds = DEFAULT_MAX_READ_IDS;
+  private int maxHeaderBytes = DEFAULT_MAX_HEADER_BYTES;
 
   static LimitsOptions from(ConfigSection section) {
     LimitsOptions options = new LimitsOptions()
@@ -33,7 +35,8 @@ public class LimitsOptions {
       .setMaxDelta(section.longValue("maxDelta", DEFAULT_MAX_DELTA))
       .setMaxBatchIncrements(section.intValue("maxBatchIncrements", DEFAULT_MAX_BATCH_INCREMENTS))
       .setRequestTimeoutMs(section.intValue("requestTimeoutMs", DEFAULT_REQUEST_TIMEOUT_MS))
-      .setMaxReadIds(section.intValue("maxReadIds", DEFAULT_MAX_READ_IDS));
+      .setMaxReadIds(section.intValue("maxReadIds", DEFAULT_MAX_READ_IDS))
+      .setMaxHeaderBytes(section.intValue("maxHeaderBytes", DEFAULT_MAX_HEADER_BYTES));
     if (options.minDelta > options.maxDelta) {
       throw new ConfigException("limits.minDelta", "must not exceed limits.maxDelta (" + options.maxDelta + ")");
     }
@@ -115,6 +118,16 @@ public class LimitsOptions {
 
   public LimitsOptions setMaxReadIds(int maxReadIds) {
     this.maxReadIds = Checks.range("limits.maxReadIds", maxReadIds, 1, 100_000);
+    return this;
+  }
+
+  public int getMaxHeaderBytes() {
+    return maxHeaderBytes;
+  }
+
+  /** All request headers together; the request line may be half as long. Larger requests get 431 / 414. */
+  public LimitsOptions setMaxHeaderBytes(int maxHeaderBytes) {
+    this.maxHeaderBytes = Checks.range("limits.maxHeaderBytes", maxHeaderBytes, 1_024, 1_048_576);
     return this;
   }
 }

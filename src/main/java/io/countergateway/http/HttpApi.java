@@ -3,12 +3,18 @@ package io.countergateway.http;
 import io.countergateway.GatewayServices;
 import io.countergateway.batch.Coalescer;
 import io.countergateway.bus.CounterClient;
+import io.countergateway.config.AuthOptions;
+import io.countergateway.config.AuthOptions.Right;
 import io.countergateway.model.ApiError;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.vertx.core.Vertx;
+import io.netty.handler.codec.http.TooLongHttpHeaderException;
+import io.netty.handler.codec.http.TooLongHttpLineException;
 import io.vertx.core.http.HttpMethod;
+import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;
+import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.BodyHandler;
 import io.vertx.ext.web.handler.CorsHandler;
 import io.vertx.micrometer.PrometheusScrapingHandler;
@@ -31,14 +37,17 @@ public final class HttpApi {
     router.route(HttpMethod.GET, "/v1/beacon/:type/:id").handler(writes::beacon);
     router.route(HttpMethod.POST, "/v1/beacon/:type/:id").handler(body).handler(writes::beacon);
 
-    router.post("/v1/counters/:type/:id/increments").handler(body).handler(writes::single);
-    router.post("/v1/increments").handler(body).handler(writes::batch);
+    AuthOptions auth = services.config().getAuth();
+    // vertx-web runs the body handler before any user handler; the body limit bounds what an unauthorised client costs
+    router.post("/v1/counters/:type/:id/increments").handler(body).handler(BearerAuth.require(auth, Right.WRITE))
+      .handler(writes::single);
+    router.post("/v1/increments").handler(body).handler(BearerAuth.require(auth, Right.WRITE)).handler(writes::batch);
     router.get("/v1/counters/:type/:id").handler(reads::one);
     router.get("/v1/counters/:type").handler(reads::many);
-    router.delete("/v1/counters/:type/:id").handler(reads::reset);
+    router.delete("/v1/counters/:type/:id").handler(BearerAuth.require(auth, Right.ADMIN)).handler(reads::reset);
 
     router.get("/health/live").handler(ctx -> Responses.json(ctx, 200, new JsonObject().put("status", "live")));
-    router.get("/health/ready").handler(ctx -> ready(ctx, services, reads));
+    router.get("/health/ready").handler(ctx -> ready(ctx, services));
     if (services.registry() instanceof PrometheusMeterRegistry prometheus) {
       router.get("/metrics").handler(PrometheusScrapingHandler.create(prometheus));
     }
@@ -46,7 +55,7 @@ public final class HttpApi {
     return router;
   }
 
-  private static void ready(io.vertx.ext.web.RoutingContext ctx, GatewayServices services, ReadRoutes reads) {
+  private static void ready(RoutingContext ctx, GatewayServices services) {
     if (services.state().isDraining()) {
       Responses.json(ctx, 503, new JsonObject().put("status", "not_ready").put("reason", "shutting down"));
       return;
@@ -59,6 +68,24 @@ public final class HttpApi {
     new CounterClient(ctx.vertx()).ping().onComplete(ping -> Responses.json(ctx, ping.succeeded() ? 200 : 503,
       ping.succeeded() ? new JsonObject().put("status", "ready")
         : new JsonObject().put("status", "not_ready").put("reason", "database unreachable")));
+  }
+
+  /**
+   * Requests the HTTP decoder itself rejects (request line or headers too long, broken syntax) also get a JSON
+   * error; the server then closes the connection.
+   */
+  public static void invalidRequest(HttpServerRequest request) {
+    Throwable cause = request.decoderResult().cause();
+    ApiError error;
+    if (cause instanceof TooLongHttpLineException) {
+      error = new ApiError(414, "uri_too_long", "the request line is longer than allowed", "uri");
+    } else if (cause instanceof TooLongHttpHeaderException) {
+      error = new ApiError(431, "headers_too_large", "the request headers exceed limits.maxHeaderBytes", "headers");
+    } else {
+      error = ApiError.badRequest("malformed_request", null, "the request is not valid HTTP/1.1");
+    }
+    request.response().setStatusCode(error.status()).putHeader("Content-Type", Responses.JSON)
+      .putHeader("Connection", "close").end(error.toJson().encode());
   }
 
   /** Refusals from the router itself also carry the JSON error body. */

@@ -47,16 +47,21 @@ public class IngestVerticle extends VerticleBase {
   @Override
   public Future<?> start() {
     GatewayConfig config = services.config();
-    store = SqlStores.create(vertx, config.getDatabase(), config.getBatching().getMaxInFlight());
+    store = SqlStores.create(vertx, config.getDatabase(), config.getBatching().getMaxInFlight(),
+      config.getBatching().isExactlyOnce());
     coalescer = new Coalescer(vertx, store, config, services.state(), index, instances);
+    coalescer.registerMetrics(services.registry(), index);
     coalescer.start();
     consumer = vertx.eventBus().consumer(Addresses.INCREMENT, this::onIncrement);
     HttpServerOptions options = new HttpServerOptions()
       .setHost(config.getHttp().getHost()).setPort(config.getHttp().getPort())
-      .setTcpNoDelay(true).setCompressionSupported(false);
+      .setTcpNoDelay(true).setCompressionSupported(false)
+      .setMaxHeaderSize(config.getLimits().getMaxHeaderBytes())
+      .setMaxInitialLineLength(Math.max(512, config.getLimits().getMaxHeaderBytes() / 2));
     return consumer.completion()
       .compose(registered -> vertx.createHttpServer(options)
         .requestHandler(HttpApi.router(vertx, services, coalescer))
+        .invalidRequestHandler(HttpApi::invalidRequest)
         .listen())
       .onSuccess(listening -> server = listening);
   }

@@ -3,6 +3,7 @@ package io.countergateway.read;
 import io.countergateway.GatewayServices;
 import io.countergateway.bus.Addresses;
 import io.countergateway.bus.BusErrors;
+import io.countergateway.config.BatchingOptions;
 import io.countergateway.model.ApiError;
 import io.countergateway.model.CounterKey;
 import io.countergateway.model.IncrementRules;
@@ -25,13 +26,17 @@ import java.util.List;
 public class ReadVerticle extends VerticleBase {
   private static final Logger LOG = LoggerFactory.getLogger(ReadVerticle.class);
   private final GatewayServices services;
+  private final boolean prunesFlushIds;
+  private long pruneTimer = -1;
   private CounterStore store;
   private CounterReader reader;
   private IncrementRules rules;
   private final List<MessageConsumer<?>> consumers = new ArrayList<>();
 
-  public ReadVerticle(GatewayServices services) {
+  /** {@code prunesFlushIds}: one read verticle per gateway deletes old flush ids on a schedule. */
+  public ReadVerticle(GatewayServices services, boolean prunesFlushIds) {
     this.services = services;
+    this.prunesFlushIds = prunesFlushIds;
   }
 
   @Override
@@ -43,11 +48,26 @@ public class ReadVerticle extends VerticleBase {
     consumers.add(vertx.eventBus().<JsonObject>consumer(Addresses.GET, this::onGet));
     consumers.add(vertx.eventBus().<JsonObject>consumer(Addresses.RESET, this::onReset));
     consumers.add(vertx.eventBus().consumer(Addresses.PING, this::onPing));
+    BatchingOptions batching = services.config().getBatching();
+    if (prunesFlushIds && batching.isExactlyOnce()) {
+      pruneTimer = vertx.setPeriodic(batching.getPruneIntervalSeconds() * 1000L, id -> pruneFlushIds(batching));
+    }
     return Future.all(consumers.stream().map(MessageConsumer::completion).toList());
+  }
+
+  private void pruneFlushIds(BatchingOptions batching) {
+    store.pruneFlushIds(batching.getFlushIdRetentionSeconds()).onComplete(result -> {
+      if (result.succeeded()) {
+        LOG.debug("pruned {} flush ids older than {} s", result.result(), batching.getFlushIdRetentionSeconds());
+      } else {
+        LOG.warn("pruning flush ids failed, will try again: {}", result.cause().toString());
+      }
+    });
   }
 
   @Override
   public Future<?> stop() {
+    vertx.cancelTimer(pruneTimer);
     return Future.all(consumers.stream().map(MessageConsumer::unregister).toList())
       .eventually(() -> store.close());
   }

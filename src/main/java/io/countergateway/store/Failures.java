@@ -1,6 +1,9 @@
 package io.countergateway.store;
 
 import io.vertx.sqlclient.DatabaseException;
+import io.vertx.sqlclient.data.Numeric;
+
+import java.math.BigInteger;
 
 import java.util.Set;
 
@@ -14,6 +17,21 @@ public final class Failures {
   private Failures() {
   }
 
+  /** The database refused a value outside BIGINT: PostgreSQL numeric_value_out_of_range, MySQL 1690 / 1264. */
+  public static boolean isOverflow(Throwable failure) {
+    return failure instanceof DatabaseException db
+      && ("22003".equals(db.getSqlState()) || db.getErrorCode() == 1690 || db.getErrorCode() == 1264);
+  }
+
+  /** A SUM over slots as a long; a sum beyond the 64-bit range is an error, never a wrapped value. */
+  public static long exactLong(Numeric sum) {
+    BigInteger exact = sum.bigIntegerValue();
+    if (exact.bitLength() > 63) {
+      throw new ArithmeticException("counter value " + exact + " is beyond the 64-bit range");
+    }
+    return exact.longValue();
+  }
+
   public static boolean isRetryable(Throwable failure) {
     if (failure instanceof DatabaseException db) {
       String state = db.getSqlState();
@@ -24,6 +42,6 @@ public final class Failures {
     }
     // not an answer from the database: the connection, the pool or the network failed, the data did not
     return !(failure instanceof IllegalArgumentException) && !(failure instanceof ClassCastException)
-      && !(failure instanceof NullPointerException);
+      && !(failure instanceof NullPointerException) && !(failure instanceof ArithmeticException);
   }
 }

@@ -27,11 +27,13 @@ final class MySqlStore implements CounterStore {
   private final Pool pool;
   private final MySqlSql sql;
   private final String table;
+  private final boolean exactlyOnce;
 
-  MySqlStore(Pool pool, MySqlSql sql, String table) {
+  MySqlStore(Pool pool, MySqlSql sql, String table, boolean exactlyOnce) {
     this.pool = pool;
     this.sql = sql;
     this.table = table;
+    this.exactlyOnce = exactlyOnce;
   }
 
   @Override
@@ -47,6 +49,9 @@ final class MySqlStore implements CounterStore {
 
   @Override
   public Future<WriteOutcome> write(Flush flush) {
+    if (!exactlyOnce) {
+      return pool.withTransaction(conn -> upsertAll(conn, flush.rows())).map(WriteOutcome.COMMITTED);
+    }
     return pool.withTransaction(conn -> conn.preparedQuery(sql.insertFlushId).execute(Tuple.of(flush.id()))
         .compose(inserted -> upsertAll(conn, flush.rows())))
       .map(WriteOutcome.COMMITTED)
@@ -109,7 +114,7 @@ final class MySqlStore implements CounterStore {
         values.put(id, 0L);
       }
       for (Row row : rows) {
-        values.put(row.getString(0), row.getNumeric(1).longValue());
+        values.put(row.getString(0), Failures.exactLong(row.getNumeric(1)));
       }
       return values;
     });

@@ -6,17 +6,23 @@ final class PostgresSql {
   final String sumByIds;
   final String reset;
   final String pruneFlushIds;
+  final boolean exactlyOnce;
 
-  PostgresSql(String table) {
+  PostgresSql(String table, boolean exactlyOnce) {
     // One round trip whatever the batch size: the rows travel as four arrays. The flush id insert and the
     // upsert are one statement, so they commit together; a repeated id inserts nothing and so writes nothing.
-    upsertFlush = """
+    upsertFlush = exactlyOnce ? """
       WITH f AS (INSERT INTO %1$s_flushes (flush_id) VALUES ($5) ON CONFLICT DO NOTHING RETURNING 1)
       INSERT INTO %1$s AS c (record_type, record_id, slot, count)
       SELECT u.t, u.i, u.s, u.n FROM UNNEST($1::text[], $2::text[], $3::int2[], $4::int8[]) AS u(t, i, s, n)
       WHERE EXISTS (SELECT 1 FROM f)
       ON CONFLICT (record_type, record_id, slot) DO UPDATE SET count = c.count + excluded.count
+      """.formatted(table) : """
+      INSERT INTO %1$s AS c (record_type, record_id, slot, count)
+      SELECT u.t, u.i, u.s, u.n FROM UNNEST($1::text[], $2::text[], $3::int2[], $4::int8[]) AS u(t, i, s, n)
+      ON CONFLICT (record_type, record_id, slot) DO UPDATE SET count = c.count + excluded.count
       """.formatted(table);
+    this.exactlyOnce = exactlyOnce;
     sumByIds = "SELECT record_id, SUM(count) FROM %s WHERE record_type = $1 AND record_id = ANY($2) GROUP BY record_id"
       .formatted(table);
     reset = "DELETE FROM %s WHERE record_type = $1 AND record_id = $2".formatted(table);

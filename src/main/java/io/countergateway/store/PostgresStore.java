@@ -52,8 +52,9 @@ final class PostgresStore implements CounterStore {
       slots[i] = row.slot();
       deltas[i] = row.delta();
     }
+    Tuple arguments = sql.exactlyOnce ? Tuple.of(types, ids, slots, deltas, flush.id()) : Tuple.of(types, ids, slots, deltas);
     return pool.preparedQuery(sql.upsertFlush)
-      .execute(Tuple.of(types, ids, slots, deltas, flush.id()))
+      .execute(arguments)
       .map(result -> result.rowCount() == 0 ? WriteOutcome.ALREADY_COMMITTED : WriteOutcome.COMMITTED);
   }
 
@@ -67,7 +68,7 @@ final class PostgresStore implements CounterStore {
           values.put(id, 0L);
         }
         for (Row row : rows) {
-          values.put(row.getString(0), row.getNumeric(1).longValue());
+          values.put(row.getString(0), Failures.exactLong(row.getNumeric(1)));
         }
         return values;
       });

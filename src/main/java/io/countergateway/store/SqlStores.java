@@ -27,6 +27,11 @@ public final class SqlStores {
 
   /** Call from the verticle that will use the store, so its connections live on that verticle's event loop. */
   public static CounterStore create(Vertx vertx, DatabaseOptions options, int poolSize) {
+    return create(vertx, options, poolSize, true);
+  }
+
+  /** {@code exactlyOnce} false drops the flush-id bookkeeping; only to measure what it costs. */
+  public static CounterStore create(Vertx vertx, DatabaseOptions options, int poolSize, boolean exactlyOnce) {
     PoolOptions poolOptions = new PoolOptions()
       .setMaxSize(poolSize)
       // a dead database must not park flushes forever: the coalescer retries with backoff instead
@@ -38,7 +43,7 @@ public final class SqlStores {
         .setUser(options.getUser()).setPassword(options.getPassword())
         .setCachePreparedStatements(true);
       Pool pool = PgBuilder.pool().with(poolOptions).with(netOptions()).connectingTo(connect).using(vertx).build();
-      return new PostgresStore(pool, new PostgresSql(options.getTable()), options.getTable());
+      return new PostgresStore(pool, new PostgresSql(options.getTable(), exactlyOnce), options.getTable());
     }
     MySQLConnectOptions connect = new MySQLConnectOptions()
       .setHost(options.getHost()).setPort(options.getPort()).setDatabase(options.getName())
@@ -46,6 +51,6 @@ public final class SqlStores {
       .setCachePreparedStatements(true)
       .setPipeliningLimit(MYSQL_PIPELINING_LIMIT);
     Pool pool = MySQLBuilder.pool().with(poolOptions).with(netOptions()).connectingTo(connect).using(vertx).build();
-    return new MySqlStore(pool, new MySqlSql(options.getTable()), options.getTable());
+    return new MySqlStore(pool, new MySqlSql(options.getTable()), options.getTable(), exactlyOnce);
   }
 }
