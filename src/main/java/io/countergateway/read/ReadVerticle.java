@@ -83,6 +83,8 @@ public class ReadVerticle extends VerticleBase {
           JsonObject values = new JsonObject();
           result.result().forEach(values::put);
           message.reply(new JsonObject().put("type", type).put("values", values));
+        } else if (result.cause() instanceof ArithmeticException overflow) {
+          BusErrors.fail(message, new ApiError(500, "counter_overflow", overflow.getMessage(), null));
         } else {
           LOG.warn("read of {} {} failed: {}", type, ids.size() == 1 ? ids.get(0) : ids.size() + " ids", result.cause().toString());
           BusErrors.fail(message, ApiError.unavailable("database_unavailable", "the database did not answer the read"));

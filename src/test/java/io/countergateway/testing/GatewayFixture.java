@@ -97,6 +97,11 @@ public final class GatewayFixture implements AutoCloseable {
     return sql.query("SELECT COUNT(*) FROM " + table).execute().map(rows -> rows.iterator().next().getLong(0));
   }
 
+  /** Direct SQL on the gateway's database, for setting up states the API cannot reach. */
+  public Pool sql() {
+    return sql;
+  }
+
   private String mark(int position) {
     return postgres ? "$" + position : "?";
   }
