@@ -1,5 +1,6 @@
 package io.countergateway.read;
 
+import io.countergateway.model.CounterKey;
 import io.countergateway.store.CounterStore;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -14,25 +15,43 @@ import java.util.Map;
  * Turns many concurrent reads into few queries. Reads that arrive while the query slots are busy queue per
  * namespace; one query then answers all of them ({@code SUM … GROUP BY record_id}), and several reads of the
  * same counter share one row. A read never joins a query that was sent before it arrived, so a read after an
- * acknowledged commit always sees that commit. Confined to one event loop.
+ * acknowledged commit always sees that commit (unless the optional cache is on). Confined to one event loop.
  */
 final class CounterReader {
+  /** A bound on the optional cache; past it the cache starts afresh rather than growing. */
+  private static final int MAX_CACHED = 100_000;
+
   private final CounterStore store;
   private final int maxConcurrentQueries;
   private final int maxIdsPerQuery;
   private final LinkedHashMap<String, Map<String, Promise<Long>>> queued = new LinkedHashMap<>();
+  private final long cacheNanos;
+  private final Map<CounterKey, Cached> cache = new HashMap<>();
   private int running;
 
-  CounterReader(CounterStore store, int maxConcurrentQueries, int maxIdsPerQuery) {
+  private record Cached(long value, long readAtNanos) {
+  }
+
+  /** {@code cacheMillis} > 0 lets a read be answered from a value that old (reads.cacheMillis); 0 never caches. */
+  CounterReader(CounterStore store, int maxConcurrentQueries, int maxIdsPerQuery, int cacheMillis) {
     this.store = store;
     this.maxConcurrentQueries = maxConcurrentQueries;
     this.maxIdsPerQuery = maxIdsPerQuery;
+    this.cacheNanos = cacheMillis * 1_000_000L;
   }
 
   Future<Map<String, Long>> read(String type, List<String> ids) {
-    Map<String, Promise<Long>> waiting = queued.computeIfAbsent(type, t -> new HashMap<>());
     List<Future<Long>> values = new ArrayList<>(ids.size());
+    Map<String, Promise<Long>> waiting = null;
     for (String id : ids) {
+      Cached cached = cacheNanos > 0 ? cache.get(new CounterKey(type, id)) : null;
+      if (cached != null && System.nanoTime() - cached.readAtNanos < cacheNanos) {
+        values.add(Future.succeededFuture(cached.value));
+        continue;
+      }
+      if (waiting == null) {
+        waiting = queued.computeIfAbsent(type, t -> new HashMap<>());
+      }
       values.add(waiting.computeIfAbsent(id, i -> Promise.promise()).future());
     }
     startQueries();
@@ -70,7 +89,17 @@ final class CounterReader {
     store.sum(type, new ArrayList<>(batch.keySet())).onComplete(result -> {
       running--;
       if (result.succeeded()) {
-        batch.forEach((id, promise) -> promise.complete(result.result().getOrDefault(id, 0L)));
+        long now = System.nanoTime();
+        if (cacheNanos > 0 && cache.size() > MAX_CACHED) {
+          cache.clear();
+        }
+        batch.forEach((id, promise) -> {
+          long value = result.result().getOrDefault(id, 0L);
+          if (cacheNanos > 0) {
+            cache.put(new CounterKey(type, id), new Cached(value, now));
+          }
+          promise.complete(value);
+        });
       } else {
         batch.values().forEach(promise -> promise.fail(result.cause()));
       }

@@ -43,7 +43,8 @@ public class ReadVerticle extends VerticleBase {
   public Future<?> start() {
     int poolSize = services.config().getDatabase().getReadPoolSize();
     store = SqlStores.create(vertx, services.config().getDatabase(), poolSize);
-    reader = new CounterReader(store, poolSize, services.config().getLimits().getMaxReadIds());
+    reader = new CounterReader(store, poolSize, services.config().getLimits().getMaxReadIds(),
+      services.config().getReads().getCacheMillis());
     rules = services.rules();
     consumers.add(vertx.eventBus().<JsonObject>consumer(Addresses.GET, this::onGet));
     consumers.add(vertx.eventBus().<JsonObject>consumer(Addresses.RESET, this::onReset));
