@@ -20,6 +20,7 @@ import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /** {@code java -jar counter-gateway.jar [--config conf/gateway.yaml]}: runs the gateway until SIGTERM or SIGINT. */
 @Command(name = "counter-gateway", mixinStandardHelpOptions = true,
@@ -47,12 +48,22 @@ public final class Main implements Callable<Integer> {
       return 2;
     }
     EmbeddedPostgresServer embedded = startEmbeddedDatabase(config.getDatabase());
-    Gateway gateway = await(Gateway.start(vertx, config, new PrometheusMeterRegistry(PrometheusConfig.DEFAULT)));
+    Gateway gateway;
+    try {
+      gateway = await(Gateway.start(vertx, config, new PrometheusMeterRegistry(PrometheusConfig.DEFAULT)));
+    } catch (Exception e) {
+      System.err.println("cannot start: " + e);
+      await(vertx.close());
+      return 1;
+    }
 
     CountDownLatch stopped = new CountDownLatch(1);
+    AtomicBoolean stopping = new AtomicBoolean();
     Runnable shutdown = () -> {
-      LOG.info("stopping: no new increments, flushing what is pending");
-      gateway.stop().eventually(vertx::close).onComplete(done -> stopped.countDown());
+      if (stopping.compareAndSet(false, true)) {
+        LOG.info("stopping: no new increments, flushing what is pending");
+        gateway.stop().eventually(vertx::close).onComplete(done -> stopped.countDown());
+      }
     };
     // Our own signal handlers, not a shutdown hook: the flush must finish before the embedded database stops.
     Signal.handle(new Signal("TERM"), signal -> shutdown.run());

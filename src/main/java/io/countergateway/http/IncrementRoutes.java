@@ -38,7 +38,6 @@ final class IncrementRoutes {
     AckMode ack;
     try {
       ack = AckMode.of(ctx);
-      rules.namespace(ctx.pathParam("type"));
       increment = rules.increment(ctx.pathParam("type"), ctx.pathParam("id"), deltaOf(ctx.body().buffer()));
     } catch (ApiError e) {
       Responses.error(ctx, e);

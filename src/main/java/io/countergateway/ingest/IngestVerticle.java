@@ -86,6 +86,11 @@ public class IngestVerticle extends VerticleBase {
   }
 
   private void onIncrement(Message<JsonObject> message) {
+    if (!message.isSend()) {
+      // a publish reaches every ingest verticle and would be counted once per verticle
+      LOG.warn("ignored an increment published to {}: use send or request", Addresses.INCREMENT);
+      return;
+    }
     boolean waitForCommit = message.replyAddress() != null;
     Ack ack;
     try {

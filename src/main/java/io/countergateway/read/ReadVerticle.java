@@ -25,6 +25,8 @@ import java.util.List;
 /** Serves {@code counters.get}, {@code counters.reset} and {@code counters.ping}; the HTTP GETs come through here. */
 public class ReadVerticle extends VerticleBase {
   private static final Logger LOG = LoggerFactory.getLogger(ReadVerticle.class);
+  /** Ids one read query asks for; the MySQL store's largest prepared IN list is 1024. */
+  private static final int IDS_PER_QUERY = 1000;
   private final GatewayServices services;
   private final boolean prunesFlushIds;
   private long pruneTimer = -1;
@@ -43,7 +45,7 @@ public class ReadVerticle extends VerticleBase {
   public Future<?> start() {
     int poolSize = services.config().getDatabase().getReadPoolSize();
     store = SqlStores.create(vertx, services.config().getDatabase(), poolSize);
-    reader = new CounterReader(store, poolSize, services.config().getLimits().getMaxReadIds(),
+    reader = new CounterReader(store, poolSize, IDS_PER_QUERY,
       services.config().getReads().getCacheMillis());
     rules = services.rules();
     consumers.add(vertx.eventBus().<JsonObject>consumer(Addresses.GET, this::onGet));
