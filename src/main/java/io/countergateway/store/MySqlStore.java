@@ -54,12 +54,14 @@ final class MySqlStore implements CounterStore {
     if (!exactlyOnce) {
       return inTransaction(conn -> upsertAll(conn, flush.rows())).map(WriteOutcome.COMMITTED);
     }
+    // The flush id goes first: a duplicate key here can only be this id (the upserts below cannot raise one), and
+    // it means an earlier attempt committed; the transaction then writes nothing and commits empty.
     return inTransaction(conn -> conn.preparedQuery(sql.insertFlushId).execute(Tuple.of(flush.id()))
-        .compose(inserted -> upsertAll(conn, flush.rows())))
-      .map(WriteOutcome.COMMITTED)
-      .recover(failure -> isDuplicateFlushId(failure)
-        ? Future.succeededFuture(WriteOutcome.ALREADY_COMMITTED)
-        : Future.failedFuture(failure));
+      .transform(inserted -> inserted.succeeded()
+        ? upsertAll(conn, flush.rows()).map(WriteOutcome.COMMITTED)
+        : isDuplicateKey(inserted.cause())
+          ? Future.succeededFuture(WriteOutcome.ALREADY_COMMITTED)
+          : Future.failedFuture(inserted.cause())));
   }
 
   /**
@@ -113,9 +115,12 @@ final class MySqlStore implements CounterStore {
     return tuple;
   }
 
-  private static boolean isDuplicateFlushId(Throwable failure) {
-    return failure instanceof MySQLException e && e.getErrorCode() == DUPLICATE_KEY
-      && String.valueOf(e.getMessage()).contains("_flushes");
+  /**
+   * Error 1062 on the flush-id insert. Not recognised by its message: MariaDB names only the key
+   * ({@code for key 'PRIMARY'}), MySQL 8 also the table.
+   */
+  private static boolean isDuplicateKey(Throwable failure) {
+    return failure instanceof MySQLException e && e.getErrorCode() == DUPLICATE_KEY;
   }
 
   @Override
