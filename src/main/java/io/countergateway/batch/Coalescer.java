@@ -206,6 +206,7 @@ public final class Coalescer {
         }
         pendingWaiters--;
         settle(ack);
+        endSheddingIfRoom();
         ack.promise.tryFail(ApiError.unavailable("timeout_withdrawn",
           "the database did not commit in time; the increment was withdrawn and not counted"));
         return 503;
@@ -313,6 +314,7 @@ public final class Coalescer {
 
   private void flushDone() {
     inFlight--;
+    endSheddingIfRoom();
     if (drained != null) {
       flushWhilePossible();
       checkDrained();
@@ -325,6 +327,17 @@ public final class Coalescer {
     if (pending.isEmpty() && inFlight == 0) {
       vertx.cancelTimer(sweepTimerId);
       drained.tryComplete();
+    }
+  }
+
+  /**
+   * Shedding ends once a new counter and a new waiting request would fit again. Checked where room is made (a flush
+   * settled, a waiting request withdrawn), not only when the next flush starts: after a shed, no increment may
+   * arrive any more (readiness is false, so load balancers send none), and readiness must recover on its own.
+   */
+  private void endSheddingIfRoom() {
+    if (shedding && pending.size() < options.getMaxPendingKeys() && waiting < options.getMaxWaitingRequests()) {
+      setShedding(false);
     }
   }
 

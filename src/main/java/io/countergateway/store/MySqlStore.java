@@ -4,6 +4,7 @@ import io.countergateway.batch.Flush;
 import io.countergateway.batch.FlushRow;
 import io.countergateway.model.CounterKey;
 import io.vertx.core.Future;
+import io.vertx.core.Promise;
 import io.vertx.mysqlclient.MySQLException;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
@@ -14,6 +15,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
 
 /**
  * MySQL / MariaDB: a flush is one transaction of multi-row {@code VALUES … ON DUPLICATE KEY UPDATE} statements,
@@ -50,14 +52,35 @@ final class MySqlStore implements CounterStore {
   @Override
   public Future<WriteOutcome> write(Flush flush) {
     if (!exactlyOnce) {
-      return pool.withTransaction(conn -> upsertAll(conn, flush.rows())).map(WriteOutcome.COMMITTED);
+      return inTransaction(conn -> upsertAll(conn, flush.rows())).map(WriteOutcome.COMMITTED);
     }
-    return pool.withTransaction(conn -> conn.preparedQuery(sql.insertFlushId).execute(Tuple.of(flush.id()))
-        .compose(inserted -> upsertAll(conn, flush.rows())))
-      .map(WriteOutcome.COMMITTED)
-      .recover(failure -> isDuplicateFlushId(failure)
-        ? Future.succeededFuture(WriteOutcome.ALREADY_COMMITTED)
-        : Future.failedFuture(failure));
+    // The flush id goes first: a duplicate key here can only be this id (the upserts below cannot raise one), and
+    // it means an earlier attempt committed; the transaction then writes nothing and commits empty.
+    return inTransaction(conn -> conn.preparedQuery(sql.insertFlushId).execute(Tuple.of(flush.id()))
+      .transform(inserted -> inserted.succeeded()
+        ? upsertAll(conn, flush.rows()).map(WriteOutcome.COMMITTED)
+        : isDuplicateKey(inserted.cause())
+          ? Future.succeededFuture(WriteOutcome.ALREADY_COMMITTED)
+          : Future.failedFuture(inserted.cause())));
+  }
+
+  /**
+   * Like {@code pool.withTransaction}, except that a failure of {@code work} settles the write at once instead of
+   * after the ROLLBACK: COMMIT was never sent, so nothing was written. Waiting for the ROLLBACK is not only needless but
+   * can hang forever: when the connection dies, the MySQL client (5.0.10, {@code MySQLCodec}) fails only the first
+   * command in flight and never answers a command written after that, and {@code withTransaction} writes its ROLLBACK
+   * from the very callback that reports the failure. The dead connection is evicted from the pool on its own.
+   */
+  private <T> Future<T> inTransaction(Function<SqlConnection, Future<T>> work) {
+    Promise<T> settled = Promise.promise();
+    pool.withTransaction(conn -> work.apply(conn).onFailure(settled::tryFail)).onComplete(result -> {
+      if (result.succeeded()) {
+        settled.tryComplete(result.result());
+      } else {
+        settled.tryFail(result.cause());
+      }
+    });
+    return settled.future();
   }
 
   private Future<Void> upsertAll(SqlConnection conn, List<FlushRow> rows) {
@@ -92,9 +115,12 @@ final class MySqlStore implements CounterStore {
     return tuple;
   }
 
-  private static boolean isDuplicateFlushId(Throwable failure) {
-    return failure instanceof MySQLException e && e.getErrorCode() == DUPLICATE_KEY
-      && String.valueOf(e.getMessage()).contains("_flushes");
+  /**
+   * Error 1062 on the flush-id insert. Not recognised by its message: MariaDB names only the key
+   * ({@code for key 'PRIMARY'}), MySQL 8 also the table.
+   */
+  private static boolean isDuplicateKey(Throwable failure) {
+    return failure instanceof MySQLException e && e.getErrorCode() == DUPLICATE_KEY;
   }
 
   @Override

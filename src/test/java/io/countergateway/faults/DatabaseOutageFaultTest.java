@@ -1,0 +1,190 @@
+package io.countergateway.faults;
+
+import io.countergateway.testing.GatewayFixture;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+import java.util.Map;
+import java.util.Queue;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+
+import static io.countergateway.faults.Faults.await;
+import static io.countergateway.faults.Faults.millisSince;
+import static io.countergateway.faults.Faults.sleep;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * DESIGN §4 "Outages", against a real database that really goes away: the embedded database is stopped in the
+ * middle of a concurrent load, kept down for three seconds and started again on the same port and data, while the
+ * load goes on. Small limits make the gateway shed (503) and time out (503 withdrawn / 504 outcome unknown).
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+abstract class DatabaseOutageFaultTest {
+  private static final String TABLE = "fault_outage";
+  private static final int CLIENTS = 32;
+  private static final int ACCEPTED_CLIENTS = 8;
+  private static final long DOWN_MS = 3_000;
+
+  private Vertx tools;
+
+  abstract FaultDatabase database();
+
+  @BeforeAll
+  void startDatabase() {
+    database().config();
+    tools = Vertx.vertx();
+  }
+
+  @AfterAll
+  void closeTools() {
+    database().startAgain();
+    await(tools.close(), 30);
+  }
+
+  static JsonObject gatewayConfig(JsonObject database) {
+    JsonObject config = GatewayFixture.baseConfig(database, TABLE);
+    config.getJsonObject("limits").put("requestTimeoutMs", 2_000);
+    config.put("batching", new JsonObject()
+      .put("maxKeys", 100)
+      .put("maxPendingKeys", 300)
+      .put("maxWaitingRequests", 12)
+      .put("retryInitialMs", 50)
+      .put("retryMaxMs", 500));
+    return config;
+  }
+
+  @Test
+  @DisplayName("a database outage in the middle of a load loses no 200 or 202, counts no 503, counts nothing twice, and readiness follows it")
+  void outageUnderLoad() {
+    FaultDatabase db = database();
+    GatewayFixture fixture = GatewayFixture.start(gatewayConfig(db.config()));
+    boolean gatewayStopped = false;
+    try {
+      String prefix = Faults.uniquePrefix("outage");
+      IncrementLoad load = new IncrementLoad(tools, fixture.gateway.port(), "downloads", prefix, CLIENTS,
+        ACCEPTED_CLIENTS, 5_000, 40_000);
+      Queue<String> readiness = new ConcurrentLinkedQueue<>();
+      AtomicReference<String> phase = new AtomicReference<>("before");
+      long poller = tools.setPeriodic(100, id -> {
+        String now = phase.get();
+        load.probe().get("/health/ready").timeout(3_000).send()
+          .onComplete(r -> readiness.add(now + ":" + (r.succeeded() ? r.result().statusCode() : 0)));
+      });
+
+      Future<Void> loadDone = load.start();
+      sleep(2_500);
+      phase.set("outage");
+      long downAt = System.nanoTime();
+      db.stop();
+      long stopMs = millisSince(downAt);
+      sleep(DOWN_MS);
+      long startAt = System.nanoTime();
+      db.startAgain();
+      long startMs = millisSince(startAt);
+      long outageMs = millisSince(downAt);
+      phase.set("after");
+      sleep(2_500);
+      load.finish();
+      await(loadDone, 60);
+      tools.cancelTimer(poller);
+
+      // readiness must come back on its own, with no increment sent any more
+      long recoveryAt = System.nanoTime();
+      int ready = Faults.ready(load.probe());
+      while (ready != 200 && millisSince(recoveryAt) < 20_000) {
+        sleep(200);
+        ready = Faults.ready(load.probe());
+      }
+      long readyAfterLoadMs = millisSince(recoveryAt);
+      double retries = Faults.metric(load.probe(), "gateway_flush_retries_total");
+
+      await(fixture.stopGateway(), 60);
+      gatewayStopped = true;
+      Map<String, Long> sums = await(db.sums(tools, TABLE, "downloads", prefix), 60);
+      Ledger ledger = Ledger.of(db.label + " outage", load.outcomes(), sums);
+      Map<String, Integer> readinessSeen = new TreeMap<>();
+      readiness.forEach(seen -> readinessSeen.merge(seen, 1, Integer::sum));
+      System.out.println(ledger.summary() + " | down " + outageMs + " ms (stop " + stopMs + " ms, start " + startMs
+        + " ms), flush retries " + (long) retries + ", readiness " + readinessSeen + ", ready again "
+        + readyAfterLoadMs + " ms after the load ended");
+
+      ledger.assertHolds(false);
+      assertThat(ledger.committed200).as("200s").isPositive();
+      assertThat(ledger.accepted202).as("202s").isPositive();
+      assertThat(ledger.refused503).as("the outage made the gateway refuse (503)").isPositive();
+      // how many of the timeouts hit a delta still pending (503) or already in the retried flush (504) is up to timing;
+      // that some did is not
+      assertThat(ledger.unknown504 + ledger.refusals.getOrDefault("timeout_withdrawn", 0))
+        .as("requests that timed out in the outage (503 timeout_withdrawn or 504)").isPositive();
+      assertThat(retries).as("flush retries").isPositive();
+      assertThat(readinessSeen).as("/health/ready during the outage").containsKey("outage:503");
+      assertThat(ready).as("/health/ready after the database came back").isEqualTo(200);
+    } finally {
+      db.startAgain();
+      if (!gatewayStopped) {
+        fixture.stopGateway().toCompletionStage().toCompletableFuture().orTimeout(60, TimeUnit.SECONDS)
+          .exceptionally(e -> null).join();
+      }
+      await(fixture.vertx.close(), 30);
+    }
+  }
+
+  @Test
+  @DisplayName("after an outage that made the gateway shed, readiness comes back on its own though no increment arrives any more")
+  void readinessRecoversWithoutTraffic() {
+    FaultDatabase db = database();
+    GatewayFixture fixture = GatewayFixture.start(gatewayConfig(db.config()));
+    boolean gatewayStopped = false;
+    try {
+      String prefix = Faults.uniquePrefix("quiet");
+      // ack=commit only: during the outage the waiting requests pile up past maxWaitingRequests, so it sheds
+      IncrementLoad load = new IncrementLoad(tools, fixture.gateway.port(), "downloads", prefix, CLIENTS, 0, 5_000,
+        40_000);
+      Future<Void> loadDone = load.start();
+      sleep(1_000);
+      db.stop();
+      sleep(DOWN_MS);
+      // a load balancer stops sending to a gateway that is not ready: the load ends while the database is down
+      load.finish();
+      await(loadDone, 60);
+      int readyInOutage = Faults.ready(load.probe());
+      db.startAgain();
+
+      long recoveryAt = System.nanoTime();
+      int ready = Faults.ready(load.probe());
+      while (ready != 200 && millisSince(recoveryAt) < 15_000) {
+        sleep(200);
+        ready = Faults.ready(load.probe());
+      }
+      long readyAfterMs = millisSince(recoveryAt);
+
+      await(fixture.stopGateway(), 60);
+      gatewayStopped = true;
+      Map<String, Long> sums = await(db.sums(tools, TABLE, "downloads", prefix), 60);
+      Ledger ledger = Ledger.of(db.label + " outage, then no traffic", load.outcomes(), sums);
+      System.out.println(ledger.summary() + " | readiness in the outage " + readyInOutage + ", after it " + ready
+        + " (" + readyAfterMs + " ms after the database was back)");
+
+      ledger.assertHolds(false);
+      assertThat(ledger.refusals).as("the gateway shed load during the outage").containsKey("overloaded");
+      assertThat(readyInOutage).as("/health/ready during the outage").isEqualTo(503);
+      assertThat(ready).as("/health/ready once the database is back, with no increment arriving").isEqualTo(200);
+    } finally {
+      db.startAgain();
+      if (!gatewayStopped) {
+        fixture.stopGateway().toCompletionStage().toCompletableFuture().orTimeout(60, TimeUnit.SECONDS)
+          .exceptionally(e -> null).join();
+      }
+      await(fixture.vertx.close(), 30);
+    }
+  }
+}
