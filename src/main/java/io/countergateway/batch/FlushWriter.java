@@ -71,7 +71,7 @@ final class FlushWriter {
   }
 
   private void attempt(Flush flush, List<Ack> acks, int attemptNo, Promise<Void> settled) {
-    store.write(flush).onComplete(result -> {
+    store.write(flush).timeout(options.getWriteTimeoutMs(), TimeUnit.MILLISECONDS).onComplete(result -> {
       if (result.succeeded()) {
         setFailing(false);
         for (Ack ack : acks) {

@@ -17,6 +17,8 @@ public class BatchingOptions {
   /** How long committed flush ids are kept: far longer than any retry of an ambiguous flush can take. */
   public static final int DEFAULT_FLUSH_ID_RETENTION_SECONDS = 86_400;
   public static final int DEFAULT_PRUNE_INTERVAL_SECONDS = 600;
+  /** A write attempt not answered by then is treated like a lost connection: the same flush is tried again. */
+  public static final int DEFAULT_WRITE_TIMEOUT_MS = 15_000;
   public static final int DEFAULT_RETRY_INITIAL_MS = 50;
   public static final int DEFAULT_RETRY_MAX_MS = 2_000;
 
@@ -28,6 +30,7 @@ public class BatchingOptions {
   private boolean exactlyOnce = DEFAULT_EXACTLY_ONCE;
   private int flushIdRetentionSeconds = DEFAULT_FLUSH_ID_RETENTION_SECONDS;
   private int pruneIntervalSeconds = DEFAULT_PRUNE_INTERVAL_SECONDS;
+  private int writeTimeoutMs = DEFAULT_WRITE_TIMEOUT_MS;
   private int retryInitialMs = DEFAULT_RETRY_INITIAL_MS;
   private int retryMaxMs = DEFAULT_RETRY_MAX_MS;
 
@@ -41,6 +44,7 @@ public class BatchingOptions {
       .setExactlyOnce(section.boolValue("exactlyOnce", DEFAULT_EXACTLY_ONCE))
       .setFlushIdRetentionSeconds(section.intValue("flushIdRetentionSeconds", DEFAULT_FLUSH_ID_RETENTION_SECONDS))
       .setPruneIntervalSeconds(section.intValue("pruneIntervalSeconds", DEFAULT_PRUNE_INTERVAL_SECONDS))
+      .setWriteTimeoutMs(section.intValue("writeTimeoutMs", DEFAULT_WRITE_TIMEOUT_MS))
       .setRetryInitialMs(section.intValue("retryInitialMs", DEFAULT_RETRY_INITIAL_MS))
       .setRetryMaxMs(section.intValue("retryMaxMs", DEFAULT_RETRY_MAX_MS));
     if (options.maxPendingKeys < options.maxKeys) {
@@ -122,6 +126,16 @@ public class BatchingOptions {
 
   public BatchingOptions setPruneIntervalSeconds(int pruneIntervalSeconds) {
     this.pruneIntervalSeconds = Checks.range("batching.pruneIntervalSeconds", pruneIntervalSeconds, 1, 86_400);
+    return this;
+  }
+
+  public int getWriteTimeoutMs() {
+    return writeTimeoutMs;
+  }
+
+  /** Guards against a connection that silently stops answering; safe because a flush id makes the retry idempotent. */
+  public BatchingOptions setWriteTimeoutMs(int writeTimeoutMs) {
+    this.writeTimeoutMs = Checks.range("batching.writeTimeoutMs", writeTimeoutMs, 100, 600_000);
     return this;
   }
 

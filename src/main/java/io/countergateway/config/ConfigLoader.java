@@ -27,7 +27,7 @@ public final class ConfigLoader {
     "database.kind", "database.host", "database.port", "database.name", "database.user", "database.password",
     "database.passwordFile", "database.table", "database.dataDir", "database.readPoolSize", "database.createSchema",
     "batching.maxDelayMs", "batching.maxKeys", "batching.maxInFlight", "batching.maxPendingKeys",
-    "batching.maxWaitingRequests", "batching.retryInitialMs", "batching.retryMaxMs", "batching.exactlyOnce",
+    "batching.maxWaitingRequests", "batching.retryInitialMs", "batching.retryMaxMs", "batching.exactlyOnce", "batching.writeTimeoutMs",
     "batching.flushIdRetentionSeconds", "batching.pruneIntervalSeconds", "auth.tokens", "auth.tokensFile",
     "limits.maxHeaderBytes",
     "limits.maxBodyBytes", "limits.maxIdLength", "limits.idPattern", "limits.minDelta", "limits.maxDelta",
