@@ -2,17 +2,14 @@ package io.countergateway.store;
 
 import io.countergateway.batch.Flush;
 import io.countergateway.batch.FlushRow;
-import io.countergateway.model.CounterKey;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.mysqlclient.MySQLException;
 import io.vertx.sqlclient.Pool;
-import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.SqlConnection;
 import io.vertx.sqlclient.Tuple;
 
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
@@ -23,16 +20,15 @@ import java.util.function.Function;
  * row), so we build the multi-row statements ourselves, in a few fixed sizes so they stay prepared; a flush is
  * padded up to the next size with {@code +0} rows of its last key, which changes nothing and keeps the lock order.
  */
-final class MySqlStore implements CounterStore {
+final class MySqlStore extends PooledCounterStore {
   private static final int DUPLICATE_KEY = 1062;
 
-  private final Pool pool;
   private final MySqlSql sql;
   private final String table;
   private final boolean exactlyOnce;
 
   MySqlStore(Pool pool, MySqlSql sql, String table, boolean exactlyOnce) {
-    this.pool = pool;
+    super(pool, sql.reset, sql.pruneFlushIds);
     this.sql = sql;
     this.table = table;
     this.exactlyOnce = exactlyOnce;
@@ -134,35 +130,6 @@ final class MySqlStore implements CounterStore {
     for (int i = 0; i < size; i++) {
       tuple.addString(ids.get(Math.min(i, ids.size() - 1)));
     }
-    return pool.preparedQuery(sql.sumByIds(size)).execute(tuple).map(rows -> {
-      Map<String, Long> values = new HashMap<>();
-      for (String id : ids) {
-        values.put(id, 0L);
-      }
-      for (Row row : rows) {
-        values.put(row.getString(0), Failures.exactLong(row.getNumeric(1)));
-      }
-      return values;
-    });
-  }
-
-  @Override
-  public Future<Void> reset(CounterKey key) {
-    return pool.preparedQuery(sql.reset).execute(Tuple.of(key.type(), key.id())).mapEmpty();
-  }
-
-  @Override
-  public Future<Integer> pruneFlushIds(int olderThanSeconds) {
-    return pool.preparedQuery(sql.pruneFlushIds).execute(Tuple.of(olderThanSeconds)).map(r -> r.rowCount());
-  }
-
-  @Override
-  public Future<Void> ping() {
-    return pool.query("SELECT 1").execute().mapEmpty();
-  }
-
-  @Override
-  public Future<Void> close() {
-    return pool.close();
+    return pool.preparedQuery(sql.sumByIds(size)).execute(tuple).map(rows -> sums(ids, rows));
   }
 }

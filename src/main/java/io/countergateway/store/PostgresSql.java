@@ -26,6 +26,6 @@ final class PostgresSql {
     sumByIds = "SELECT record_id, SUM(count) FROM %s WHERE record_type = $1 AND record_id = ANY($2) GROUP BY record_id"
       .formatted(table);
     reset = "DELETE FROM %s WHERE record_type = $1 AND record_id = $2".formatted(table);
-    pruneFlushIds = "DELETE FROM %s_flushes WHERE committed_at < now() - make_interval(secs => $1)".formatted(table);
+    pruneFlushIds = "DELETE FROM %s_flushes WHERE committed_at < now() - make_interval(secs => $1::int)".formatted(table);
   }
 }

@@ -2,24 +2,20 @@ package io.countergateway.store;
 
 import io.countergateway.batch.Flush;
 import io.countergateway.batch.FlushRow;
-import io.countergateway.model.CounterKey;
 import io.vertx.core.Future;
 import io.vertx.sqlclient.Pool;
-import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.Tuple;
 
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
 /** PostgreSQL: a flush is ONE {@code UNNEST} upsert statement, whatever its size. */
-final class PostgresStore implements CounterStore {
-  private final Pool pool;
+final class PostgresStore extends PooledCounterStore {
   private final PostgresSql sql;
   private final String table;
 
   PostgresStore(Pool pool, PostgresSql sql, String table) {
-    this.pool = pool;
+    super(pool, sql.reset, sql.pruneFlushIds);
     this.sql = sql;
     this.table = table;
   }
@@ -62,35 +58,6 @@ final class PostgresStore implements CounterStore {
   public Future<Map<String, Long>> sum(String type, List<String> ids) {
     return pool.preparedQuery(sql.sumByIds)
       .execute(Tuple.tuple().addString(type).addArrayOfString(ids.toArray(String[]::new)))
-      .map(rows -> {
-        Map<String, Long> values = new HashMap<>();
-        for (String id : ids) {
-          values.put(id, 0L);
-        }
-        for (Row row : rows) {
-          values.put(row.getString(0), Failures.exactLong(row.getNumeric(1)));
-        }
-        return values;
-      });
-  }
-
-  @Override
-  public Future<Void> reset(CounterKey key) {
-    return pool.preparedQuery(sql.reset).execute(Tuple.of(key.type(), key.id())).mapEmpty();
-  }
-
-  @Override
-  public Future<Integer> pruneFlushIds(int olderThanSeconds) {
-    return pool.preparedQuery(sql.pruneFlushIds).execute(Tuple.of((double) olderThanSeconds)).map(r -> r.rowCount());
-  }
-
-  @Override
-  public Future<Void> ping() {
-    return pool.query("SELECT 1").execute().mapEmpty();
-  }
-
-  @Override
-  public Future<Void> close() {
-    return pool.close();
+      .map(rows -> sums(ids, rows));
   }
 }
