@@ -4,6 +4,7 @@ import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.Vertx;
+import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.http.HttpServerOptions;
 
 /**
@@ -27,7 +28,10 @@ public final class PlainHttpServer extends VerticleBase {
   @Override
   public Future<?> start() {
     return vertx.createHttpServer(new HttpServerOptions().setHost(host).setPort(port).setTcpNoDelay(true))
-      .requestHandler(request -> request.end().onComplete(ended -> request.response().setStatusCode(204).end()))
+      // one header (Vert.x drops Content-Length on a 204), so that wrk's Lua response() sees the reply: wrk
+      // skips replies without any header
+      .requestHandler(request -> request.end().onComplete(ended -> request.response().setStatusCode(204)
+        .putHeader(HttpHeaders.CACHE_CONTROL, "no-store").end()))
       .listen();
   }
 }
