@@ -10,7 +10,9 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 
@@ -95,6 +97,11 @@ public final class BenchCommand implements Callable<Integer> {
   @Option(names = "--gateway-slots", defaultValue = "16", description = "slots of the gateway's bench namespace (default: ${DEFAULT-VALUE})")
   private int gatewaySlots;
 
+  @Option(names = "--gateway", paramLabel = "KEY=VALUE", mapFallbackValue = "",
+    description = "override a key of the gateway's config for the gateway strategies, e.g. --gateway batching.maxInFlight=2 "
+      + "--gateway http.instances=2 (repeatable)")
+  private Map<String, String> gatewaySettings = new LinkedHashMap<>();
+
   @Option(names = "--json", paramLabel = "FILE", description = "also write the results as JSON")
   private Path json;
 
@@ -108,7 +115,7 @@ public final class BenchCommand implements Callable<Integer> {
       options = new BenchOptions().dialect(Dialect.parse(db)).host(host).port(port).user(user).password(password)
         .database(database).concurrency(concurrency).duration(duration).warmup(warmup).counters(counters)
         .slots(slots).readMix(readMix).readers(readers).redisUri(redis).busWindow(busWindow).batchSize(batchSize)
-        .foldInterval(foldInterval).gatewaySlots(gatewaySlots).json(json).chart(chart);
+        .foldInterval(foldInterval).gatewaySlots(gatewaySlots).gatewaySettings(gatewaySettings).json(json).chart(chart);
       if (strategies != null && !strategies.isEmpty()) {
         options.strategies(strategies.stream().map(s -> s.trim().toLowerCase(Locale.ROOT)).toList());
       }

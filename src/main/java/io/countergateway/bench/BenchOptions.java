@@ -3,6 +3,7 @@ package io.countergateway.bench;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 
 /** Everything one bench run needs; filled by {@link BenchCommand} or directly by tests. */
 public final class BenchOptions {
@@ -26,6 +27,7 @@ public final class BenchOptions {
   private int batchSize = 100;
   private Duration foldInterval = Duration.ofSeconds(1);
   private int gatewaySlots = 16;
+  private Map<String, String> gatewaySettings = Map.of();
   private Path json;
   private Path chart;
 
@@ -219,6 +221,16 @@ public final class BenchOptions {
 
   public BenchOptions gatewaySlots(int gatewaySlots) {
     this.gatewaySlots = positive("gatewaySlots", gatewaySlots);
+    return this;
+  }
+
+  /** Overrides of the gateway's config for the gateway strategies, by dotted key ({@code batching.maxInFlight}). */
+  public Map<String, String> gatewaySettings() {
+    return gatewaySettings;
+  }
+
+  public BenchOptions gatewaySettings(Map<String, String> gatewaySettings) {
+    this.gatewaySettings = Map.copyOf(gatewaySettings);
     return this;
   }
 

@@ -35,15 +35,38 @@ abstract class GatewayStrategy implements Strategy {
     return "c" + counter;
   }
 
-  /** The gateway's config for this run, from the bench's database options. */
+  /** The gateway's config for this run, from the bench's database options and {@code --gateway} overrides. */
   JsonObject config() {
     BenchOptions o = ctx.options();
-    return new JsonObject()
+    JsonObject config = new JsonObject()
       .put("http", new JsonObject().put("host", "127.0.0.1").put("port", 0))
       .put("database", new JsonObject().put("kind", ctx.dialect().gatewayKind()).put("host", o.host())
         .put("port", o.port()).put("name", o.database()).put("user", o.user()).put("password", o.password())
         .put("table", table))
       .put("namespaces", new JsonObject().put(NAMESPACE, new JsonObject().put("slots", o.gatewaySlots())));
+    o.gatewaySettings().forEach((key, value) -> set(config, key, value));
+    return config;
+  }
+
+  /** Sets {@code a.b.c} in the tree; numbers and booleans are typed, everything else stays a string. */
+  static void set(JsonObject root, String dottedKey, String value) {
+    String[] parts = dottedKey.split("\\.");
+    JsonObject node = root;
+    for (int i = 0; i < parts.length - 1; i++) {
+      JsonObject child = node.getJsonObject(parts[i]);
+      if (child == null) {
+        child = new JsonObject();
+        node.put(parts[i], child);
+      }
+      node = child;
+    }
+    Object typed = value;
+    if (value.matches("-?\\d+")) {
+      typed = Long.parseLong(value);
+    } else if (value.equals("true") || value.equals("false")) {
+      typed = Boolean.parseBoolean(value);
+    }
+    node.put(parts[parts.length - 1], typed);
   }
 
   @Override

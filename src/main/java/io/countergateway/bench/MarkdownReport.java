@@ -14,6 +14,9 @@ final class MarkdownReport {
     out.append("- database: ").append(report.databaseVersion()).append('\n');
     out.append("- machine: ").append(report.cores()).append(" cores, ").append(System.getProperty("java.vm.name"))
       .append(' ').append(System.getProperty("java.version")).append(", ").append(report.date()).append('\n');
+    if (!report.options().gatewaySettings().isEmpty()) {
+      out.append("- gateway config overrides: ").append(report.options().gatewaySettings()).append('\n');
+    }
     if (report.commandLine() != null) {
       out.append("- command: `").append(report.commandLine()).append("`\n");
     }

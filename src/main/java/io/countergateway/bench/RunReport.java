@@ -91,7 +91,8 @@ public final class RunReport {
         .put("warmupMs", options.warmup().toMillis()).put("counters", options.counters())
         .put("slots", options.slots()).put("readMix", options.readMix()).put("readers", options.readers())
         .put("busWindow", options.busWindow()).put("batchSize", options.batchSize())
-        .put("foldIntervalMs", options.foldInterval().toMillis()).put("gatewaySlots", options.gatewaySlots()))
+        .put("foldIntervalMs", options.foldInterval().toMillis()).put("gatewaySlots", options.gatewaySlots())
+        .put("gatewaySettings", new JsonObject(new java.util.LinkedHashMap<String, Object>(options.gatewaySettings()))))
       .put("passed", passed())
       .put("results", rows)
       .put("targets", Targets.toJson(this));

@@ -39,6 +39,11 @@ abstract class SqlStrategy implements Strategy {
     return Future.succeededFuture();
   }
 
+  /** Session settings of a writer's connection; none by default. */
+  protected Future<Void> prepare(SqlConnection conn) {
+    return Future.succeededFuture();
+  }
+
   /** One increment of {@code counter} on the writer's own connection. */
   protected abstract Future<?> increment(SqlConnection conn, int counter);
 
@@ -76,7 +81,7 @@ abstract class SqlStrategy implements Strategy {
 
   @Override
   public Future<Writer> writer() {
-    return writePool.getConnection().map(conn -> new Writer() {
+    return writePool.getConnection().compose(conn -> prepare(conn).map(conn)).map(conn -> new Writer() {
       @Override
       public Future<Void> increment(int[] counters) {
         return attempt(conn, counters[0], 1).recover(SqlStrategy::classify);

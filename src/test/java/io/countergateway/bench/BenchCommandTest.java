@@ -67,6 +67,22 @@ class BenchCommandTest {
   }
 
   @Test
+  @DisplayName("lays --gateway KEY=VALUE overrides over the gateway's config, typed")
+  void gatewayOverrides() {
+    BenchContext ctx = new BenchContext(null, new BenchOptions().gatewaySettings(java.util.Map.of(
+      "batching.maxInFlight", "2", "http.instances", "2", "batching.maxDelayMs", "5", "database.readPoolSize", "8")), "r");
+    io.vertx.core.json.JsonObject config = new GatewayBus(ctx).config();
+
+    assertThat(config.getJsonObject("batching").getLong("maxInFlight")).isEqualTo(2L);
+    assertThat(config.getJsonObject("batching").getLong("maxDelayMs")).isEqualTo(5L);
+    assertThat(config.getJsonObject("http").getLong("instances")).isEqualTo(2L);
+    assertThat(config.getJsonObject("http").getInteger("port")).isZero();
+    assertThat(config.getJsonObject("database").getLong("readPoolSize")).isEqualTo(8L);
+    assertThat(config.getJsonObject("database").getString("table")).isEqualTo("bench_gw_bus");
+    assertThat(io.countergateway.config.GatewayConfig.fromJson(config).getBatching().getMaxInFlight()).isEqualTo(2);
+  }
+
+  @Test
   @DisplayName("counts SELECTs and GETs as reads, everything else (SELECT … FOR UPDATE too) as writes")
   void statementKinds() {
     assertThat(StatementCounter.isRead("SELECT SUM(count) FROM t")).isTrue();
