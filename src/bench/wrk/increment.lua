@@ -1,26 +1,49 @@
 -- wrk -s increment.lua: one increment per request (POST, body {"delta":1}) on one hot counter by default.
--- Set COUNTERS=N in the environment to spread requests over N counters.
+-- Environment: COUNTERS=N spreads requests over N counters; TARGET_PATH (default /v1/counters/pageviews/hot);
+-- ACK=accepted asks for 202 instead of waiting for the commit; EXPECT (default 200) is the status that counts as
+-- acknowledged. done() prints "acknowledged N" and "status S: N" lines, summed over all wrk threads.
 wrk.method = "POST"
 wrk.body = '{"delta":1}'
 wrk.headers["Content-Type"] = "application/json"
 local counters = tonumber(os.getenv("COUNTERS") or "1")
 local base = os.getenv("TARGET_PATH") or "/v1/counters/pageviews/hot"
+local query = os.getenv("ACK") and ("?ack=" .. os.getenv("ACK")) or ""
+local expect = tonumber(os.getenv("EXPECT") or "200")
+
+local threads = {}
+function setup(thread)
+  table.insert(threads, thread)
+end
+
+ok = 0
+statuses = {}
 
 request = function()
   local path = base
   if counters > 1 then
     path = base .. "-" .. math.random(counters)
   end
-  return wrk.format(nil, path .. "/increments" .. (os.getenv("ACK") and ("?ack=" .. os.getenv("ACK")) or ""))
+  return wrk.format(nil, path .. "/increments" .. query)
 end
 
-local statuses = {}
 response = function(status, headers, body)
   statuses[status] = (statuses[status] or 0) + 1
+  if status == expect then
+    ok = ok + 1
+  end
 end
 
 done = function(summary, latency, requests)
-  for status, count in pairs(statuses) do
+  local acknowledged = 0
+  local all = {}
+  for _, thread in ipairs(threads) do
+    acknowledged = acknowledged + thread:get("ok")
+    for status, count in pairs(thread:get("statuses")) do
+      all[status] = (all[status] or 0) + count
+    end
+  end
+  io.write(string.format("acknowledged %d\n", acknowledged))
+  for status, count in pairs(all) do
     io.write(string.format("status %d: %d\n", status, count))
   end
 end

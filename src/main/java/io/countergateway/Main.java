@@ -1,5 +1,6 @@
 package io.countergateway;
 
+import io.countergateway.bench.BenchCommand;
 import io.countergateway.config.ConfigException;
 import io.countergateway.config.ConfigLoader;
 import io.countergateway.config.DatabaseOptions;
@@ -23,7 +24,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /** {@code java -jar counter-gateway.jar [--config conf/gateway.yaml]}: runs the gateway until SIGTERM or SIGINT. */
-@Command(name = "counter-gateway", mixinStandardHelpOptions = true,
+@Command(name = "counter-gateway", mixinStandardHelpOptions = true, subcommands = {BenchCommand.class},
   description = "Takes counter increments over HTTP and the event bus and writes them as batched slotted upserts.")
 public final class Main implements Callable<Integer> {
   private static final Logger LOG = LoggerFactory.getLogger(Main.class);
