@@ -7,7 +7,7 @@ public class HttpOptions {
   /** Loopback by default: the gateway is meant to run as a sidecar unless told otherwise. */
   public static final String DEFAULT_HOST = "127.0.0.1";
   public static final int DEFAULT_PORT = 8080;
-  /** 0 means one ingest verticle per event loop. */
+  /** 0 means one ingest verticle per core. */
   public static final int DEFAULT_INSTANCES = 0;
 
   private String host = DEFAULT_HOST;

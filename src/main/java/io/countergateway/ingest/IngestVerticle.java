@@ -24,7 +24,7 @@ import org.slf4j.LoggerFactory;
 import java.util.concurrent.TimeUnit;
 
 /**
- * One per event loop: an HTTP server share, an event-bus consumer and the {@link Coalescer} they both feed,
+ * One per core by default, each on its own event loop: an HTTP server share, an event-bus consumer and the {@link Coalescer} they both feed,
  * all on this verticle's event loop, so the coalescer needs no locks.
  */
 public class IngestVerticle extends VerticleBase {
