@@ -8,7 +8,7 @@ import io.countergateway.bus.BusErrors;
 import io.countergateway.config.GatewayConfig;
 import io.countergateway.http.HttpApi;
 import io.countergateway.model.ApiError;
-import io.countergateway.model.Increment;
+import io.countergateway.model.IncrementBatch;
 import io.countergateway.store.CounterStore;
 import io.countergateway.store.SqlStores;
 import io.vertx.core.Future;
@@ -17,10 +17,12 @@ import io.vertx.core.eventbus.Message;
 import io.vertx.core.eventbus.MessageConsumer;
 import io.vertx.core.http.HttpServer;
 import io.vertx.core.http.HttpServerOptions;
+import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -35,7 +37,7 @@ public class IngestVerticle extends VerticleBase {
   private final int instances;
   private CounterStore store;
   private Coalescer coalescer;
-  private MessageConsumer<JsonObject> consumer;
+  private MessageConsumer<Object> consumer;
   private HttpServer server;
 
   public IngestVerticle(GatewayServices services, int index, int instances) {
@@ -85,36 +87,42 @@ public class IngestVerticle extends VerticleBase {
     return server.actualPort();
   }
 
-  private void onIncrement(Message<JsonObject> message) {
+  /** A JSON object is one increment, a JSON array a batch taken whole or not at all. */
+  private void onIncrement(Message<Object> message) {
     if (!message.isSend()) {
       // a publish reaches every ingest verticle and would be counted once per verticle
       LOG.warn("ignored an increment published to {}: use send or request", Addresses.INCREMENT);
       return;
     }
     boolean waitForCommit = message.replyAddress() != null;
-    Ack ack;
+    List<Ack> acks;
     try {
-      Increment increment = services.rules().increment(message.body(), "");
-      ack = coalescer.add(increment, waitForCommit);
+      if (message.body() instanceof JsonArray items) {
+        IncrementBatch batch = IncrementBatch.of(items.getList().isEmpty() ? List.of() : items.stream().toList(),
+          services.rules(), services.config().getLimits().getMaxBatchIncrements());
+        acks = coalescer.addAll(batch.perCounter(), waitForCommit);
+      } else if (message.body() instanceof JsonObject json) {
+        Ack ack = coalescer.add(services.rules().increment(json, ""), waitForCommit);
+        acks = ack == null ? List.of() : List.of(ack);
+      } else {
+        throw ApiError.badRequest("invalid_request", "body", "the body must be {\"type\",\"id\",\"delta\"} or an array of them");
+      }
     } catch (ApiError e) {
       if (waitForCommit) {
         BusErrors.fail(message, e);
       }
       return;
-    } catch (RuntimeException e) {
-      if (waitForCommit) {
-        BusErrors.fail(message, ApiError.badRequest("invalid_request", "body", "the body must be {\"type\",\"id\",\"delta\"}"));
-      }
+    }
+    if (!waitForCommit) {
       return;
     }
-    if (ack != null) {
-      ack.future().onComplete(done -> {
-        if (done.succeeded()) {
-          message.reply(new JsonObject().put("committed", true));
-        } else {
-          BusErrors.fail(message, done.cause());
-        }
-      });
-    }
+    Future.join(acks.stream().map(Ack::future).toList()).onComplete(done -> {
+      if (done.succeeded()) {
+        message.reply(new JsonObject().put("committed", true));
+      } else {
+        BusErrors.fail(message, acks.stream().map(Ack::future).filter(Future::failed).findFirst()
+          .map(Future::cause).orElse(done.cause()));
+      }
+    });
   }
 }
