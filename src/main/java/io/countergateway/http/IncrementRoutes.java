@@ -144,8 +144,8 @@ final class IncrementRoutes {
     }
     JsonObject json;
     try {
-      json = body.toJsonObject();
-    } catch (DecodeException | ClassCastException e) {
+      json = JsonBodies.object(body);
+    } catch (DecodeException e) {
       throw ApiError.badRequest("invalid_json", "body", "the body must be a JSON object like {\"delta\": 1}");
     }
     for (String field : json.fieldNames()) {

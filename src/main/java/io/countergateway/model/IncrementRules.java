@@ -57,6 +57,12 @@ public final class IncrementRules {
     if (exact.stripTrailingZeros().scale() > 0) {
       throw ApiError.badRequest("invalid_delta", "delta", "delta must be a whole number");
     }
+    if (exact.compareTo(BigDecimal.valueOf(limits.getMinDelta())) < 0
+      || exact.compareTo(BigDecimal.valueOf(limits.getMaxDelta())) > 0) {
+      // before toBigInteger(): 1e999999999 is a short text but a huge integer
+      throw ApiError.badRequest("invalid_delta", "delta",
+        "delta must be between " + limits.getMinDelta() + " and " + limits.getMaxDelta());
+    }
     return delta(exact.toBigInteger());
   }
 
