@@ -3,6 +3,7 @@ package io.countergateway.http;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
+import com.fasterxml.jackson.core.StreamReadFeature;
 import com.fasterxml.jackson.core.json.JsonReadFeature;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.DecodeException;
@@ -15,10 +16,12 @@ import java.io.IOException;
  * Decodes request bodies for the input rules. Unlike Vert.x's codec, which turns a number with a fraction or an
  * exponent into a double (so {@code 1.0000000000000001} arrives as a whole {@code 1.0} and passes the whole-number
  * rule), numbers keep their exact value: integers as Integer, Long or BigInteger, the others as BigDecimal. Comments
- * stay allowed, as they were with Vert.x's codec.
+ * stay allowed, as they were with Vert.x's codec. A field name given twice is an error: with last-wins,
+ * {@code {"delta":0,"delta":5}} would count 5 although the client also sent a refused 0.
  */
 final class JsonBodies {
-  private static final JsonFactory FACTORY = JsonFactory.builder().enable(JsonReadFeature.ALLOW_JAVA_COMMENTS).build();
+  private static final JsonFactory FACTORY = JsonFactory.builder().enable(JsonReadFeature.ALLOW_JAVA_COMMENTS)
+    .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION).build();
 
   private JsonBodies() {
   }
