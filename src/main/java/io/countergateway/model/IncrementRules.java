@@ -108,6 +108,10 @@ public final class IncrementRules {
           throw ApiError.badRequest("unknown_field", abbreviate(field), "unknown field '" + abbreviate(field) + "'");
         }
       }
+      if (json.containsKey("delta") && json.getValue("delta") == null) {
+        // absent means 1; an explicit null is refused, as in the body of a single increment
+        throw ApiError.badRequest("invalid_delta", "delta", "delta must be a whole number");
+      }
       return increment((String) type, (String) id, json.getValue("delta"));
     } catch (ApiError e) {
       if (where.isEmpty()) {
