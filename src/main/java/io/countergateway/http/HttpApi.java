@@ -91,6 +91,9 @@ public final class HttpApi {
   /** Refusals from the router itself also carry the JSON error body. */
   private static void errorPages(Router router) {
     router.errorHandler(400, ctx -> Responses.error(ctx, ApiError.badRequest("bad_request", null, "the request is malformed")));
+    // the CORS handler refuses an Origin that http.corsOrigins does not list with a bare-text 403
+    router.errorHandler(403, ctx -> Responses.error(ctx, new ApiError(403, "origin_not_allowed",
+      "the Origin is not allowed by http.corsOrigins", "Origin")));
     router.errorHandler(404, ctx -> Responses.error(ctx, new ApiError(404, "not_found", "no such route", null)));
     router.errorHandler(405, ctx -> Responses.error(ctx, new ApiError(405, "method_not_allowed",
       "this route does not take " + ctx.request().method(), null)));
