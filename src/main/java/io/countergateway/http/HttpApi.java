@@ -26,6 +26,7 @@ public final class HttpApi {
 
   public static Router router(Vertx vertx, GatewayServices services, Coalescer coalescer) {
     Router router = Router.router(vertx);
+    router.route().handler(HttpApi::refuseUnknownFraming);
     IncrementRoutes writes = new IncrementRoutes(services, coalescer);
     ReadRoutes reads = new ReadRoutes(new CounterClient(vertx, services.config().getLimits().getRequestTimeoutMs()));
     BodyHandler body = BodyHandler.create(false).setBodyLimit(services.config().getLimits().getMaxBodyBytes());
@@ -68,6 +69,23 @@ public final class HttpApi {
     new CounterClient(ctx.vertx()).ping().onComplete(ping -> Responses.json(ctx, ping.succeeded() ? 200 : 503,
       ping.succeeded() ? new JsonObject().put("status", "ready")
         : new JsonObject().put("status", "not_ready").put("reason", "database unreachable")));
+  }
+
+  /**
+   * A Transfer-Encoding whose last coding is not chunked leaves the body's length unknown (RFC 9112 §6.3: 400 and
+   * close). Netty reads such a request as having no body, which an increment takes as delta 1, and would read the
+   * body's bytes as the next request.
+   */
+  private static void refuseUnknownFraming(RoutingContext ctx) {
+    String codings = String.join(",", ctx.request().headers().getAll("Transfer-Encoding"));
+    if (!codings.isEmpty() && !codings.substring(codings.lastIndexOf(',') + 1).strip().equalsIgnoreCase("chunked")) {
+      // what follows on this connection cannot be framed: close it once the answer is out
+      ctx.response().putHeader("Connection", "close").endHandler(ended -> ctx.request().connection().close());
+      Responses.error(ctx, ApiError.badRequest("malformed_request", "Transfer-Encoding",
+        "the body's length is unknown: the last transfer coding must be chunked"));
+      return;
+    }
+    ctx.next();
   }
 
   /**
