@@ -117,6 +117,9 @@ public final class HttpApi {
       "this route does not take " + ctx.request().method(), null)));
     router.errorHandler(413, ctx -> Responses.error(ctx, new ApiError(413, "body_too_large",
       "the body exceeds limits.maxBodyBytes", "body")));
+    // the body handler refuses any Expect other than 100-continue with a bare-text 417
+    router.errorHandler(417, ctx -> Responses.error(ctx, new ApiError(417, "expectation_failed",
+      "the only expectation supported is Expect: 100-continue", "Expect")));
     router.errorHandler(500, ctx -> Responses.error(ctx, ctx.failure() instanceof ApiError api ? api
       : new ApiError(500, "internal_error", "unexpected error", null)));
   }
