@@ -6,7 +6,6 @@ import io.countergateway.model.Increment;
 import io.countergateway.model.IncrementRules;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.DecodeException;
-import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 
 import java.util.ArrayList;
@@ -54,7 +53,7 @@ final class BatchParser {
   private static List<Object> arrayItems(String text) {
     try {
       List<Object> items = new ArrayList<>();
-      new JsonArray(text).forEach(items::add);
+      JsonBodies.array(text).forEach(items::add);
       return items;
     } catch (DecodeException e) {
       throw ApiError.badRequest("invalid_json", "body", "the body is not a valid JSON array");
@@ -69,8 +68,8 @@ final class BatchParser {
         continue;
       }
       try {
-        items.add(new JsonObject(lines[i]));
-      } catch (DecodeException | ClassCastException e) {
+        items.add(JsonBodies.object(lines[i]));
+      } catch (DecodeException e) {
         throw ApiError.badRequest("invalid_json", "body", "line " + (i + 1) + " is not a JSON object");
       }
     }

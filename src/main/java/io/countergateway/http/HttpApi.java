@@ -26,6 +26,7 @@ public final class HttpApi {
 
   public static Router router(Vertx vertx, GatewayServices services, Coalescer coalescer) {
     Router router = Router.router(vertx);
+    router.route().handler(HttpApi::refuseUnknownFraming);
     IncrementRoutes writes = new IncrementRoutes(services, coalescer);
     ReadRoutes reads = new ReadRoutes(new CounterClient(vertx, services.config().getLimits().getRequestTimeoutMs()));
     BodyHandler body = BodyHandler.create(false).setBodyLimit(services.config().getLimits().getMaxBodyBytes());
@@ -71,6 +72,23 @@ public final class HttpApi {
   }
 
   /**
+   * A Transfer-Encoding whose last coding is not chunked leaves the body's length unknown (RFC 9112 §6.3: 400 and
+   * close). Netty reads such a request as having no body, which an increment takes as delta 1, and would read the
+   * body's bytes as the next request.
+   */
+  private static void refuseUnknownFraming(RoutingContext ctx) {
+    String codings = String.join(",", ctx.request().headers().getAll("Transfer-Encoding"));
+    if (!codings.isEmpty() && !codings.substring(codings.lastIndexOf(',') + 1).strip().equalsIgnoreCase("chunked")) {
+      // what follows on this connection cannot be framed: close it once the answer is out
+      ctx.response().putHeader("Connection", "close").endHandler(ended -> ctx.request().connection().close());
+      Responses.error(ctx, ApiError.badRequest("malformed_request", "Transfer-Encoding",
+        "the body's length is unknown: the last transfer coding must be chunked"));
+      return;
+    }
+    ctx.next();
+  }
+
+  /**
    * Requests the HTTP decoder itself rejects (request line or headers too long, broken syntax) also get a JSON
    * error; the server then closes the connection.
    */
@@ -91,11 +109,17 @@ public final class HttpApi {
   /** Refusals from the router itself also carry the JSON error body. */
   private static void errorPages(Router router) {
     router.errorHandler(400, ctx -> Responses.error(ctx, ApiError.badRequest("bad_request", null, "the request is malformed")));
+    // the CORS handler refuses an Origin that http.corsOrigins does not list with a bare-text 403
+    router.errorHandler(403, ctx -> Responses.error(ctx, new ApiError(403, "origin_not_allowed",
+      "the Origin is not allowed by http.corsOrigins", "Origin")));
     router.errorHandler(404, ctx -> Responses.error(ctx, new ApiError(404, "not_found", "no such route", null)));
     router.errorHandler(405, ctx -> Responses.error(ctx, new ApiError(405, "method_not_allowed",
       "this route does not take " + ctx.request().method(), null)));
     router.errorHandler(413, ctx -> Responses.error(ctx, new ApiError(413, "body_too_large",
       "the body exceeds limits.maxBodyBytes", "body")));
+    // the body handler refuses any Expect other than 100-continue with a bare-text 417
+    router.errorHandler(417, ctx -> Responses.error(ctx, new ApiError(417, "expectation_failed",
+      "the only expectation supported is Expect: 100-continue", "Expect")));
     router.errorHandler(500, ctx -> Responses.error(ctx, ctx.failure() instanceof ApiError api ? api
       : new ApiError(500, "internal_error", "unexpected error", null)));
   }

@@ -16,6 +16,7 @@ import io.vertx.ext.web.RoutingContext;
 
 import java.util.Base64;
 import java.util.List;
+import java.util.Locale;
 
 /** The write routes: single increment, batch, beacon. They run on the ingest verticle's event loop. */
 final class IncrementRoutes {
@@ -37,6 +38,7 @@ final class IncrementRoutes {
     Increment increment;
     AckMode ack;
     try {
+      refuseFormData(ctx);
       ack = AckMode.of(ctx);
       increment = rules.increment(ctx.pathParam("type"), ctx.pathParam("id"), deltaOf(ctx.body().buffer()));
     } catch (ApiError e) {
@@ -60,6 +62,7 @@ final class IncrementRoutes {
     AckMode ack;
     List<Ack> acks;
     try {
+      refuseFormData(ctx);
       ack = AckMode.of(ctx);
       batch = BatchParser.parse(ctx.body().buffer(), rules, maxBatchIncrements);
       acks = coalescer.addAll(batch.perCounter(), ack == AckMode.COMMIT);
@@ -137,14 +140,26 @@ final class IncrementRoutes {
     }
   }
 
+  /**
+   * The body handler keeps no body for multipart/form-data (it expects file uploads), so such a request would
+   * look like an empty body, which means delta 1, whatever it carried.
+   */
+  private static void refuseFormData(RoutingContext ctx) {
+    String contentType = ctx.request().getHeader("Content-Type");
+    if (contentType != null && contentType.toLowerCase(Locale.ROOT).startsWith("multipart/form-data")) {
+      throw new ApiError(415, "unsupported_media_type", "the body must be JSON (or NDJSON), not multipart/form-data",
+        "Content-Type");
+    }
+  }
+
   private Object deltaOf(Buffer body) {
     if (body == null || body.length() == 0) {
       return null;
     }
     JsonObject json;
     try {
-      json = body.toJsonObject();
-    } catch (DecodeException | ClassCastException e) {
+      json = JsonBodies.object(body);
+    } catch (DecodeException e) {
       throw ApiError.badRequest("invalid_json", "body", "the body must be a JSON object like {\"delta\": 1}");
     }
     for (String field : json.fieldNames()) {

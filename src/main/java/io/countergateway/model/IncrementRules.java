@@ -57,6 +57,12 @@ public final class IncrementRules {
     if (exact.stripTrailingZeros().scale() > 0) {
       throw ApiError.badRequest("invalid_delta", "delta", "delta must be a whole number");
     }
+    if (exact.compareTo(BigDecimal.valueOf(limits.getMinDelta())) < 0
+      || exact.compareTo(BigDecimal.valueOf(limits.getMaxDelta())) > 0) {
+      // before toBigInteger(): 1e999999999 is a short text but a huge integer
+      throw ApiError.badRequest("invalid_delta", "delta",
+        "delta must be between " + limits.getMinDelta() + " and " + limits.getMaxDelta());
+    }
     return delta(exact.toBigInteger());
   }
 
@@ -101,6 +107,10 @@ public final class IncrementRules {
         if (!field.equals("type") && !field.equals("id") && !field.equals("delta")) {
           throw ApiError.badRequest("unknown_field", abbreviate(field), "unknown field '" + abbreviate(field) + "'");
         }
+      }
+      if (json.containsKey("delta") && json.getValue("delta") == null) {
+        // absent means 1; an explicit null is refused, as in the body of a single increment
+        throw ApiError.badRequest("invalid_delta", "delta", "delta must be a whole number");
       }
       return increment((String) type, (String) id, json.getValue("delta"));
     } catch (ApiError e) {
