@@ -29,7 +29,7 @@ public final class ConfigLoader {
     "batching.maxDelayMs", "batching.maxKeys", "batching.maxInFlight", "batching.maxPendingKeys",
     "batching.maxWaitingRequests", "batching.retryInitialMs", "batching.retryMaxMs", "batching.exactlyOnce", "batching.writeTimeoutMs",
     "batching.flushIdRetentionSeconds", "batching.pruneIntervalSeconds", "auth.tokens", "auth.tokensFile",
-    "limits.maxHeaderBytes",
+    "limits.maxHeaderBytes", "limits.idleTimeoutSeconds",
     "limits.maxBodyBytes", "limits.maxIdLength", "limits.idPattern", "limits.minDelta", "limits.maxDelta",
     "limits.maxBatchIncrements", "limits.requestTimeoutMs", "limits.maxReadIds",
     "reads.instances", "reads.cacheMillis", "shutdown.timeoutMs"

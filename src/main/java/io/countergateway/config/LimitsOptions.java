@@ -15,6 +15,7 @@ public class LimitsOptions {
   public static final int DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
   public static final int DEFAULT_MAX_READ_IDS = 1_000;
   public static final int DEFAULT_MAX_HEADER_BYTES = 8_192;
+  public static final int DEFAULT_IDLE_TIMEOUT_SECONDS = 60;
 
   private int maxBodyBytes = DEFAULT_MAX_BODY_BYTES;
   private int maxIdLength = DEFAULT_MAX_ID_LENGTH;
@@ -25,6 +26,7 @@ public class LimitsOptions {
   private int requestTimeoutMs = DEFAULT_REQUEST_TIMEOUT_MS;
   private int maxReadIds = DEFAULT_MAX_READ_IDS;
   private int maxHeaderBytes = DEFAULT_MAX_HEADER_BYTES;
+  private int idleTimeoutSeconds = DEFAULT_IDLE_TIMEOUT_SECONDS;
 
   static LimitsOptions from(ConfigSection section) {
     LimitsOptions options = new LimitsOptions()
@@ -36,7 +38,8 @@ public class LimitsOptions {
       .setMaxBatchIncrements(section.intValue("maxBatchIncrements", DEFAULT_MAX_BATCH_INCREMENTS))
       .setRequestTimeoutMs(section.intValue("requestTimeoutMs", DEFAULT_REQUEST_TIMEOUT_MS))
       .setMaxReadIds(section.intValue("maxReadIds", DEFAULT_MAX_READ_IDS))
-      .setMaxHeaderBytes(section.intValue("maxHeaderBytes", DEFAULT_MAX_HEADER_BYTES));
+      .setMaxHeaderBytes(section.intValue("maxHeaderBytes", DEFAULT_MAX_HEADER_BYTES))
+      .setIdleTimeoutSeconds(section.intValue("idleTimeoutSeconds", DEFAULT_IDLE_TIMEOUT_SECONDS));
     if (options.minDelta > options.maxDelta) {
       throw new ConfigException("limits.minDelta", "must not exceed limits.maxDelta (" + options.maxDelta + ")");
     }
@@ -128,6 +131,16 @@ public class LimitsOptions {
   /** All request headers together; the request line may be half as long. Larger requests get 431 / 414. */
   public LimitsOptions setMaxHeaderBytes(int maxHeaderBytes) {
     this.maxHeaderBytes = Checks.range("limits.maxHeaderBytes", maxHeaderBytes, 1_024, 1_048_576);
+    return this;
+  }
+
+  public int getIdleTimeoutSeconds() {
+    return idleTimeoutSeconds;
+  }
+
+  /** A connection that sends nothing for this long is closed, so half-sent requests cannot hold connections forever. */
+  public LimitsOptions setIdleTimeoutSeconds(int idleTimeoutSeconds) {
+    this.idleTimeoutSeconds = Checks.range("limits.idleTimeoutSeconds", idleTimeoutSeconds, 1, 3_600);
     return this;
   }
 }

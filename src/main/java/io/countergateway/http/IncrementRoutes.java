@@ -7,6 +7,7 @@ import io.countergateway.config.NamespaceOptions;
 import io.countergateway.model.ApiError;
 import io.countergateway.model.CounterKey;
 import io.countergateway.model.Increment;
+import io.countergateway.model.IncrementBatch;
 import io.countergateway.model.IncrementRules;
 import io.vertx.core.Future;
 import io.vertx.core.buffer.Buffer;
@@ -58,7 +59,7 @@ final class IncrementRoutes {
 
   /** {@code POST /v1/increments}: a JSON array or NDJSON of {@code {"type","id","delta"}}; all or nothing. */
   void batch(RoutingContext ctx) {
-    BatchParser.Batch batch;
+    IncrementBatch batch;
     AckMode ack;
     List<Ack> acks;
     try {

@@ -59,7 +59,8 @@ public class IngestVerticle extends VerticleBase {
       .setHost(config.getHttp().getHost()).setPort(config.getHttp().getPort())
       .setTcpNoDelay(true).setCompressionSupported(false)
       .setMaxHeaderSize(config.getLimits().getMaxHeaderBytes())
-      .setMaxInitialLineLength(Math.max(512, config.getLimits().getMaxHeaderBytes() / 2));
+      .setMaxInitialLineLength(Math.max(512, config.getLimits().getMaxHeaderBytes() / 2))
+      .setIdleTimeout(config.getLimits().getIdleTimeoutSeconds()).setIdleTimeoutUnit(TimeUnit.SECONDS);
     return consumer.completion()
       .compose(registered -> vertx.createHttpServer(options)
         .requestHandler(HttpApi.router(vertx, services, coalescer))
@@ -98,8 +99,8 @@ public class IngestVerticle extends VerticleBase {
     List<Ack> acks;
     try {
       if (message.body() instanceof JsonArray items) {
-        IncrementBatch batch = IncrementBatch.of(items.getList().isEmpty() ? List.of() : items.stream().toList(),
-          services.rules(), services.config().getLimits().getMaxBatchIncrements());
+        IncrementBatch batch = IncrementBatch.of(items.stream().toList(), services.rules(),
+          services.config().getLimits().getMaxBatchIncrements());
         acks = coalescer.addAll(batch.perCounter(), waitForCommit);
       } else if (message.body() instanceof JsonObject json) {
         Ack ack = coalescer.add(services.rules().increment(json, ""), waitForCommit);

@@ -361,6 +361,35 @@ abstract class GatewayContractTest {
   }
 
   @Test
+  @DisplayName("an event-bus batch is taken whole and answered after its commit; a bad item refuses all of it")
+  void eventBusBatches() {
+    CounterClient client = new CounterClient(fixture.vertx);
+    String id = unique("busbatch");
+    JsonArray batch = new JsonArray()
+      .add(new JsonObject().put("type", "likes").put("id", id).put("delta", 2))
+      .add(new JsonObject().put("type", "likes").put("id", id + "-b"))
+      .add(new JsonObject().put("type", "likes").put("id", id).put("delta", 3));
+    await(client.incrementAll(batch));
+    assertThat(await(fixture.sumInTable("likes", id))).isEqualTo(5L);
+    assertThat(await(fixture.sumInTable("likes", id + "-b"))).isEqualTo(1L);
+
+    JsonArray bad = batch.copy().add(new JsonObject().put("type", "likes").put("id", id).put("delta", 0));
+    Throwable refused = await(client.incrementAll(bad).transform(r -> Future.succeededFuture(r.cause())));
+    assertThat(((ApiError) refused).code()).isEqualTo("invalid_delta");
+    assertThat(((ApiError) refused).field()).isEqualTo("increments[3].delta");
+    assertThat(await(fixture.sumInTable("likes", id))).isEqualTo(5L);
+  }
+
+  @Test
+  @DisplayName("an increment published to the event bus is ignored, not counted once per verticle")
+  void publishedIncrementsAreIgnored() {
+    String id = unique("published");
+    fixture.vertx.eventBus().publish("counters.increment", new JsonObject().put("type", "likes").put("id", id));
+    await(new CounterClient(fixture.vertx).increment("likes", id + "-after", 1));
+    assertThat(await(fixture.sumInTable("likes", id))).isZero();
+  }
+
+  @Test
   @DisplayName("stopping the gateway flushes every accepted increment still pending")
   void shutdownFlushesPending() {
     JsonObject config = GatewayFixture.baseConfig(database(), fixture.table);
