@@ -9,7 +9,13 @@ import java.util.List;
 enum AckMode {
   COMMIT, ACCEPTED;
 
+  /** As written in answers, computed once. */
+  final String label = name().toLowerCase();
+
   static AckMode of(RoutingContext ctx) {
+    if (ctx.request().query() == null) {
+      return COMMIT; // the common case: no query string to decode
+    }
     List<String> values = ctx.queryParam("ack");
     if (values.isEmpty()) {
       return COMMIT;

@@ -9,6 +9,7 @@ import io.countergateway.model.CounterKey;
 import io.countergateway.model.Increment;
 import io.countergateway.model.IncrementBatch;
 import io.countergateway.model.IncrementRules;
+import com.fasterxml.jackson.core.io.JsonStringEncoder;
 import io.vertx.core.Future;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.DecodeException;
@@ -46,15 +47,28 @@ final class IncrementRoutes {
       Responses.error(ctx, e);
       return;
     }
-    JsonObject answer = new JsonObject().put("type", increment.key().type()).put("id", increment.key().id())
-      .put("delta", increment.delta());
     submit(ctx, increment, ack).onComplete(result -> {
       if (result.succeeded()) {
-        Responses.json(ctx, ack == AckMode.COMMIT ? 200 : 202, answer.put("ack", ack.name().toLowerCase()));
+        Responses.json(ctx, ack == AckMode.COMMIT ? 200 : 202, incrementAnswer(increment, ack));
       } else {
         Responses.error(ctx, result.cause());
       }
     });
+  }
+
+  /** {@code {"type","id","delta","ack"}}, written directly: this answer is on the hottest path. */
+  private static String incrementAnswer(Increment increment, AckMode ack) {
+    StringBuilder json = new StringBuilder(96).append("{\"type\":");
+    quote(json, increment.key().type()).append(",\"id\":");
+    quote(json, increment.key().id()).append(",\"delta\":").append(increment.delta())
+      .append(",\"ack\":\"").append(ack.label).append("\"}");
+    return json.toString();
+  }
+
+  private static StringBuilder quote(StringBuilder json, String text) {
+    json.append('"');
+    JsonStringEncoder.getInstance().quoteAsString(text, json);
+    return json.append('"');
   }
 
   /** {@code POST /v1/increments}: a JSON array or NDJSON of {@code {"type","id","delta"}}; all or nothing. */
@@ -72,7 +86,7 @@ final class IncrementRoutes {
       return;
     }
     JsonObject answer = new JsonObject().put("increments", batch.increments())
-      .put("counters", batch.perCounter().size()).put("delta", batch.totalDelta()).put("ack", ack.name().toLowerCase());
+      .put("counters", batch.perCounter().size()).put("delta", batch.totalDelta()).put("ack", ack.label);
     if (acks.isEmpty()) {
       Responses.json(ctx, ack == AckMode.COMMIT ? 200 : 202, answer);
       return;

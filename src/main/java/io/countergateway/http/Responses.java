@@ -2,6 +2,7 @@ package io.countergateway.http;
 
 import io.countergateway.bus.BusErrors;
 import io.countergateway.model.ApiError;
+import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.http.HttpServerResponse;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;
@@ -9,15 +10,21 @@ import io.vertx.ext.web.RoutingContext;
 /** Writes JSON answers; every refusal has the {@code {"error","message","field"}} body. */
 final class Responses {
   static final String JSON = "application/json";
+  private static final CharSequence CONTENT_TYPE = HttpHeaders.createOptimized("Content-Type");
+  private static final CharSequence JSON_VALUE = HttpHeaders.createOptimized(JSON);
 
   private Responses() {
   }
 
   static void json(RoutingContext ctx, int status, JsonObject body) {
+    json(ctx, status, body.encode());
+  }
+
+  static void json(RoutingContext ctx, int status, String body) {
     if (ctx.response().ended() || ctx.response().closed()) {
       return;
     }
-    ctx.response().setStatusCode(status).putHeader("Content-Type", JSON).end(body.encode());
+    ctx.response().setStatusCode(status).putHeader(CONTENT_TYPE, JSON_VALUE).end(body);
   }
 
   static void error(RoutingContext ctx, Throwable failure) {
