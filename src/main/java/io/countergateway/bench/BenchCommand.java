@@ -26,7 +26,7 @@ import java.util.concurrent.Callable;
   description = {"Measures hand-written counting strategies, the gateway (HTTP and event bus) and Redis side by side "
     + "on one database, and checks that every one counted correctly.",
     "Strategies: " + "single-row, multi-row, slotted, skip-locked, ledger, gateway-http, gateway-http-batch, "
-      + "gateway-bus, redis, plain-204."},
+      + "gateway-bus, gateway-bus-batch, redis, plain-204."},
   exitCodeListHeading = "Exit codes:%n",
   exitCodeList = {"0:every strategy counted correctly (or was skipped)", "1:a value read back was wrong, or a strategy failed",
     "2:invalid options"})
@@ -87,7 +87,7 @@ public final class BenchCommand implements Callable<Integer> {
     description = "increments each gateway-bus writer keeps in flight (default: ${DEFAULT-VALUE})")
   private int busWindow;
 
-  @Option(names = "--batch-size", defaultValue = "100", description = "increments per gateway-http-batch request (default: ${DEFAULT-VALUE})")
+  @Option(names = "--batch-size", defaultValue = "100", description = "increments per gateway-http-batch request and gateway-bus-batch message (default: ${DEFAULT-VALUE})")
   private int batchSize;
 
   @Option(names = "--fold-interval", defaultValue = "1s", converter = DurationConverter.class,

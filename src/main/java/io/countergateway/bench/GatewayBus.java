@@ -3,27 +3,41 @@ package io.countergateway.bench;
 import io.countergateway.bus.CounterClient;
 import io.countergateway.model.ApiError;
 import io.vertx.core.Future;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+
+import java.util.ArrayList;
 
 /**
  * The gateway over the event bus, in-process: writers call {@link CounterClient#increment}, whose future completes
- * once the increment is committed. With {@code --bus-window W} each writer keeps W increments in flight.
+ * once the increment is committed. With {@code --bus-window W} each writer keeps W increments in flight. With a
+ * batch above 1 ({@code gateway-bus-batch}), each message is a JSON array of increments ({@link
+ * CounterClient#incrementAll}), the way to feed the gateway at high rates.
  */
 final class GatewayBus extends GatewayStrategy {
+  private final int batch;
   private CounterClient client;
 
-  GatewayBus(BenchContext ctx) {
-    super(ctx, "bench_gw_bus");
+  GatewayBus(BenchContext ctx, int batch) {
+    super(ctx, batch > 1 ? "bench_gw_bus_batch" : "bench_gw_bus");
+    this.batch = batch;
   }
 
   @Override
   public String name() {
-    return "gateway-bus";
+    return batch > 1 ? "gateway-bus-batch" : "gateway-bus";
   }
 
   @Override
   public String title() {
     int window = ctx.options().busWindow();
-    return "gateway, event bus (ack=commit" + (window > 1 ? ", " + window + " in flight per writer" : "") + ")";
+    return "gateway, event bus" + (batch > 1 ? " batch of " + batch : "") + " (ack=commit"
+      + (window > 1 ? ", " + window + " in flight per writer" : "") + ")";
+  }
+
+  @Override
+  public int incrementsPerOperation() {
+    return batch;
   }
 
   @Override
@@ -38,9 +52,20 @@ final class GatewayBus extends GatewayStrategy {
 
   @Override
   public Future<Writer> writer() {
-    return Future.succeededFuture(counters -> client.increment(NAMESPACE, id(counters[0]), 1)
+    return Future.succeededFuture(counters -> send(counters)
       .recover(failure -> Future.failedFuture(failure instanceof ApiError api && api.status() == 504
         ? new UnknownOutcome(api.getMessage(), api) : failure)));
+  }
+
+  private Future<Void> send(int[] counters) {
+    if (batch == 1) {
+      return client.increment(NAMESPACE, id(counters[0]), 1);
+    }
+    JsonArray increments = new JsonArray(new ArrayList<>(counters.length));
+    for (int counter : counters) {
+      increments.add(new JsonObject().put("type", NAMESPACE).put("id", id(counter)).put("delta", 1));
+    }
+    return client.incrementAll(increments);
   }
 
   @Override

@@ -43,6 +43,9 @@ final class Targets {
       "gateway-http-batch, " + report.options().batchSize() + " increments/request", batch.incrementsPerSecond(), 1_000_000)));
     measured(report, "gateway-bus").ifPresent(bus -> targets.add(absolute("T3",
       "gateway-bus, " + bus.writers() + " in-process senders", bus.incrementsPerSecond(), 2_000_000)));
+    measured(report, "gateway-bus-batch").ifPresent(bus -> targets.add(absolute("T3",
+      "gateway-bus-batch, " + bus.writers() + " in-process senders, " + report.options().batchSize() + " increments/message",
+      bus.incrementsPerSecond(), 2_000_000)));
     return targets;
   }
 

@@ -71,7 +71,7 @@ class BenchCommandTest {
   void gatewayOverrides() {
     BenchContext ctx = new BenchContext(null, new BenchOptions().gatewaySettings(java.util.Map.of(
       "batching.maxInFlight", "2", "http.instances", "2", "batching.maxDelayMs", "5", "database.readPoolSize", "8")), "r");
-    io.vertx.core.json.JsonObject config = new GatewayBus(ctx).config();
+    io.vertx.core.json.JsonObject config = new GatewayBus(ctx, 1).config();
 
     assertThat(config.getJsonObject("batching").getLong("maxInFlight")).isEqualTo(2L);
     assertThat(config.getJsonObject("batching").getLong("maxDelayMs")).isEqualTo(5L);
