@@ -23,10 +23,6 @@ public final class GatewayState {
     return failingWriters.get() == 0 && sheddingWriters.get() == 0;
   }
 
-  public boolean ready() {
-    return !draining && writersHealthy();
-  }
-
   public void writerFailing(boolean nowFailing) {
     failingWriters.addAndGet(nowFailing ? 1 : -1);
   }

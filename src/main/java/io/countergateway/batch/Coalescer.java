@@ -193,9 +193,9 @@ public final class Coalescer {
 
   /**
    * A waiting request timed out. If its delta is still pending it is withdrawn (not counted): 503. If it is in a
-   * flush under way the outcome is unknown: 504. Returns 0 if the ack was already settled.
+   * flush under way the outcome is unknown: 504.
    */
-  public int expire(Ack ack) {
+  private void expire(Ack ack) {
     switch (ack.state) {
       case PENDING -> {
         Pending entry = pending.get(ack.key);
@@ -209,15 +209,11 @@ public final class Coalescer {
         endSheddingIfRoom();
         ack.promise.tryFail(ApiError.unavailable("timeout_withdrawn",
           "the database did not commit in time; the increment was withdrawn and not counted"));
-        return 503;
       }
-      case IN_FLIGHT -> {
-        ack.promise.tryFail(new ApiError(504, "outcome_unknown",
-          "the increment was being written when the request timed out; it may or may not be counted", null));
-        return 504;
-      }
+      case IN_FLIGHT -> ack.promise.tryFail(new ApiError(504, "outcome_unknown",
+        "the increment was being written when the request timed out; it may or may not be counted", null));
       default -> {
-        return 0;
+        // already settled
       }
     }
   }

@@ -28,7 +28,8 @@ public final class HttpApi {
     Router router = Router.router(vertx);
     router.route().handler(HttpApi::refuseUnknownFraming);
     IncrementRoutes writes = new IncrementRoutes(services, coalescer);
-    ReadRoutes reads = new ReadRoutes(new CounterClient(vertx, services.config().getLimits().getRequestTimeoutMs()));
+    CounterClient client = new CounterClient(vertx, services.config().getLimits().getRequestTimeoutMs());
+    ReadRoutes reads = new ReadRoutes(client);
     BodyHandler body = BodyHandler.create(false).setBodyLimit(services.config().getLimits().getMaxBodyBytes());
 
     CorsHandler cors = CorsHandler.create().allowedMethod(HttpMethod.GET).allowedMethod(HttpMethod.POST)
@@ -48,7 +49,7 @@ public final class HttpApi {
     router.delete("/v1/counters/:type/:id").handler(BearerAuth.require(auth, Right.ADMIN)).handler(reads::reset);
 
     router.get("/health/live").handler(ctx -> Responses.json(ctx, 200, new JsonObject().put("status", "live")));
-    router.get("/health/ready").handler(ctx -> ready(ctx, services));
+    router.get("/health/ready").handler(ctx -> ready(ctx, services, client));
     if (services.registry() instanceof PrometheusMeterRegistry prometheus) {
       router.get("/metrics").handler(PrometheusScrapingHandler.create(prometheus));
     }
@@ -56,7 +57,7 @@ public final class HttpApi {
     return router;
   }
 
-  private static void ready(RoutingContext ctx, GatewayServices services) {
+  private static void ready(RoutingContext ctx, GatewayServices services, CounterClient client) {
     if (services.state().isDraining()) {
       Responses.json(ctx, 503, new JsonObject().put("status", "not_ready").put("reason", "shutting down"));
       return;
@@ -66,7 +67,7 @@ public final class HttpApi {
         .put("reason", "writes are failing or shedding load"));
       return;
     }
-    new CounterClient(ctx.vertx()).ping().onComplete(ping -> Responses.json(ctx, ping.succeeded() ? 200 : 503,
+    client.ping().onComplete(ping -> Responses.json(ctx, ping.succeeded() ? 200 : 503,
       ping.succeeded() ? new JsonObject().put("status", "ready")
         : new JsonObject().put("status", "not_ready").put("reason", "database unreachable")));
   }

@@ -83,11 +83,6 @@ public class IngestVerticle extends VerticleBase {
       .eventually(() -> store.close());
   }
 
-  /** The port the server listens on (useful with port 0). */
-  public int actualPort() {
-    return server.actualPort();
-  }
-
   /** A JSON object is one increment, a JSON array a batch taken whole or not at all. */
   private void onIncrement(Message<Object> message) {
     if (!message.isSend()) {
