@@ -54,11 +54,9 @@ public final class Gateway {
   }
 
   private Future<Void> createSchema() {
-    if (!services.config().getDatabase().isCreateSchema()) {
-      return Future.succeededFuture();
-    }
     CounterStore store = SqlStores.create(vertx, services.config().getDatabase(), 1);
-    return store.createSchema().eventually(store::close);
+    Future<Void> schema = services.config().getDatabase().isCreateSchema() ? store.createSchema() : store.checkSchema();
+    return schema.eventually(store::close);
   }
 
   private Future<Void> deploy() {

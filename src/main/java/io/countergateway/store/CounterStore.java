@@ -9,8 +9,11 @@ import java.util.Map;
 
 /** The slotted-counter table of one database, behind the few operations the gateway needs. */
 public interface CounterStore {
-  /** Creates the tables if missing. */
+  /** Creates the tables if missing and applies the schema steps the database lacks (see {@link SchemaUpgrade}). */
   Future<Void> createSchema();
+
+  /** For {@code database.createSchema=false}: fails unless a DBA has applied exactly this gateway's schema steps. */
+  Future<Void> checkSchema();
 
   /** Writes a flush atomically together with its flush id; a repeated id writes nothing. */
   Future<WriteOutcome> write(Flush flush);

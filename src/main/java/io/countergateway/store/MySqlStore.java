@@ -36,13 +36,12 @@ final class MySqlStore extends PooledCounterStore {
 
   @Override
   public Future<Void> createSchema() {
-    return pool.withConnection(conn -> {
-      Future<?> chain = Future.succeededFuture();
-      for (String statement : SchemaScript.statements("mysql", table)) {
-        chain = chain.compose(done -> conn.query(statement).execute());
-      }
-      return chain.mapEmpty();
-    });
+    return new SchemaUpgrade(false, table).upgrade(pool);
+  }
+
+  @Override
+  public Future<Void> checkSchema() {
+    return new SchemaUpgrade(false, table).check(pool);
   }
 
   @Override

@@ -22,15 +22,12 @@ final class PostgresStore extends PooledCounterStore {
 
   @Override
   public Future<Void> createSchema() {
-    // Serialise concurrent creators (replicas starting together): CREATE ... IF NOT EXISTS races on the catalog.
-    return pool.withTransaction(conn -> {
-      Future<?> chain = conn.query("SET LOCAL client_min_messages = warning").execute()
-        .compose(quiet -> conn.query("SELECT pg_advisory_xact_lock(hashtext('counter-gateway-schema'))").execute());
-      for (String statement : SchemaScript.statements("postgres", table)) {
-        chain = chain.compose(done -> conn.query(statement).execute());
-      }
-      return chain.mapEmpty();
-    });
+    return new SchemaUpgrade(true, table).upgrade(pool);
+  }
+
+  @Override
+  public Future<Void> checkSchema() {
+    return new SchemaUpgrade(true, table).check(pool);
   }
 
   @Override
