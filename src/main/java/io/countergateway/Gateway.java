@@ -3,6 +3,7 @@ package io.countergateway;
 import io.countergateway.config.GatewayConfig;
 import io.countergateway.ingest.IngestVerticle;
 import io.countergateway.read.ReadVerticle;
+import io.countergateway.rollup.RollupVerticle;
 import io.countergateway.store.CounterStore;
 import io.countergateway.store.SqlStores;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -32,6 +33,7 @@ public final class Gateway {
   private final int port;
   private final List<String> ingestDeployments = new ArrayList<>();
   private final List<String> readDeployments = new ArrayList<>();
+  private final List<String> jobDeployments = new ArrayList<>();
 
   private Gateway(Vertx vertx, GatewayServices services, int port) {
     this.vertx = vertx;
@@ -68,6 +70,12 @@ public final class Gateway {
         return null;
       }));
     }
+    if (RollupVerticle.needed(services.config())) {
+      chain = chain.compose(v -> vertx.deployVerticle(new RollupVerticle(services)).map(id -> {
+        jobDeployments.add(id);
+        return null;
+      }));
+    }
     int instances = services.config().getHttp().getInstances() > 0
       ? services.config().getHttp().getInstances() : defaultIngestInstances();
     for (int i = 0; i < instances; i++) {
@@ -94,6 +102,7 @@ public final class Gateway {
     services.state().startDraining();
     return Future.join(ingestDeployments.stream().map(vertx::undeploy).toList())
       .transform(ingest -> Future.join(readDeployments.stream().map(vertx::undeploy).toList()))
+      .transform(reads -> Future.join(jobDeployments.stream().map(vertx::undeploy).toList()))
       .mapEmpty();
   }
 

@@ -19,6 +19,11 @@ public final class ConfigSection {
     this.prefix = prefix;
   }
 
+  /** This section's own dotted key, e.g. {@code rollups[0]}. */
+  public String path() {
+    return prefix;
+  }
+
   public String key(String name) {
     return prefix.isEmpty() ? name : prefix + "." + name;
   }
@@ -29,6 +34,25 @@ public final class ConfigSection {
       throw new ConfigException(key(name), "must be a mapping");
     }
     return new ConfigSection((JsonObject) value, key(name));
+  }
+
+  /** A list of mappings, each reported as {@code name[i]} (e.g. {@code rollups[0].table}); absent means empty. */
+  public List<ConfigSection> sections(String name) {
+    Object value = json.getValue(name);
+    List<ConfigSection> result = new ArrayList<>();
+    if (value == null) {
+      return result;
+    }
+    if (!(value instanceof JsonArray array)) {
+      throw new ConfigException(key(name), "must be a list of mappings");
+    }
+    for (int i = 0; i < array.size(); i++) {
+      if (!(array.getValue(i) instanceof JsonObject item)) {
+        throw new ConfigException(key(name) + "[" + i + "]", "must be a mapping");
+      }
+      result.add(new ConfigSection(item, key(name) + "[" + i + "]"));
+    }
+    return result;
   }
 
   public JsonObject json() {

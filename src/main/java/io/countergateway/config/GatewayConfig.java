@@ -2,7 +2,9 @@ package io.countergateway.config;
 
 import io.vertx.core.json.JsonObject;
 
+import java.util.ArrayList;
 import java.util.Collections;
+import java.util.List;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
@@ -14,6 +16,8 @@ public class GatewayConfig {
   private LimitsOptions limits = new LimitsOptions();
   private ReadOptions reads = new ReadOptions();
   private AuthOptions auth = new AuthOptions();
+  private final List<RollupOptions> rollups = new ArrayList<>();
+  private CompactionOptions compaction = new CompactionOptions();
   private final Map<String, NamespaceOptions> namespaces = new LinkedHashMap<>();
   private int shutdownTimeoutMs = 30_000;
 
@@ -35,11 +39,43 @@ public class GatewayConfig {
     if (config.namespaces.isEmpty()) {
       throw new ConfigException("namespaces", "must declare at least one namespace (record type)");
     }
+    for (ConfigSection rollup : root.sections("rollups")) {
+      config.addRollup(RollupOptions.from(rollup));
+    }
+    config.compaction = CompactionOptions.from(root.section("compaction"));
     return config;
   }
 
   public GatewayConfig addNamespace(NamespaceOptions namespace) {
     namespaces.put(namespace.getName(), namespace);
+    return this;
+  }
+
+  /**
+   * One roll-up per namespace: a roll-up marks the slot rows it has written as rolled, so a second one on the same
+   * namespace would miss them.
+   */
+  public GatewayConfig addRollup(RollupOptions rollup) {
+    if (namespaces.get(rollup.getNamespace()) == null) {
+      throw new ConfigException(rollup.key() + ".namespace", "'" + rollup.getNamespace() + "' is not a declared namespace");
+    }
+    if (rollups.stream().anyMatch(other -> other.getNamespace().equals(rollup.getNamespace()))) {
+      throw new ConfigException(rollup.key() + ".namespace", "'" + rollup.getNamespace() + "' already has a roll-up");
+    }
+    rollups.add(rollup);
+    return this;
+  }
+
+  public List<RollupOptions> getRollups() {
+    return Collections.unmodifiableList(rollups);
+  }
+
+  public CompactionOptions getCompaction() {
+    return compaction;
+  }
+
+  public GatewayConfig setCompaction(CompactionOptions compaction) {
+    this.compaction = compaction;
     return this;
   }
 

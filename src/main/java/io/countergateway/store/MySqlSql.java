@@ -7,6 +7,9 @@ final class MySqlSql {
   /** Multi-row statement sizes we prepare; a flush is padded up to the next size (see {@link MySqlStore}). */
   static final int[] UPSERT_SIZES = {1, 4, 16, 64, 256, 1024};
 
+  /** What a slot row that exists already gets: the delta, and the roll-up and compaction bookkeeping (step 002). */
+  static final String UPSERT_SET = "count = count + VALUES(count), dirty = TRUE, written_at = CURRENT_TIMESTAMP(3)";
+
   final String insertFlushId;
   final String[] upsertBySize = new String[UPSERT_SIZES.length];
   final String reset;
@@ -28,7 +31,7 @@ final class MySqlSql {
     String[] tuples = new String[rows];
     Arrays.fill(tuples, "(?, ?, ?, ?)");
     return "INSERT INTO " + table + " (record_type, record_id, slot, count) VALUES " + String.join(", ", tuples)
-      + " ON DUPLICATE KEY UPDATE count = count + VALUES(count)";
+      + " ON DUPLICATE KEY UPDATE " + UPSERT_SET;
   }
 
   String sumByIds(int ids) {

@@ -2,6 +2,12 @@ package io.countergateway.store;
 
 /** Every PostgreSQL statement the gateway issues, for a configurable table name. */
 final class PostgresSql {
+  /**
+   * What a slot row that exists already gets: the delta, and the roll-up and compaction bookkeeping (schema step 002:
+   * changed since its last roll-up, written now). A row found dirty stays dirty, so the update remains HOT.
+   */
+  static final String UPSERT_SET = "count = c.count + excluded.count, dirty = true, written_at = now()";
+
   final String upsertFlush;
   final String sumByIds;
   final String reset;
@@ -16,12 +22,12 @@ final class PostgresSql {
       INSERT INTO %1$s AS c (record_type, record_id, slot, count)
       SELECT u.t, u.i, u.s, u.n FROM UNNEST($1::text[], $2::text[], $3::int2[], $4::int8[]) AS u(t, i, s, n)
       WHERE EXISTS (SELECT 1 FROM f)
-      ON CONFLICT (record_type, record_id, slot) DO UPDATE SET count = c.count + excluded.count
-      """.formatted(table) : """
+      ON CONFLICT (record_type, record_id, slot) DO UPDATE SET %2$s
+      """.formatted(table, UPSERT_SET) : """
       INSERT INTO %1$s AS c (record_type, record_id, slot, count)
       SELECT u.t, u.i, u.s, u.n FROM UNNEST($1::text[], $2::text[], $3::int2[], $4::int8[]) AS u(t, i, s, n)
-      ON CONFLICT (record_type, record_id, slot) DO UPDATE SET count = c.count + excluded.count
-      """.formatted(table);
+      ON CONFLICT (record_type, record_id, slot) DO UPDATE SET %2$s
+      """.formatted(table, UPSERT_SET);
     this.exactlyOnce = exactlyOnce;
     sumByIds = "SELECT record_id, SUM(count) FROM %s WHERE record_type = $1 AND record_id = ANY($2) GROUP BY record_id"
       .formatted(table);

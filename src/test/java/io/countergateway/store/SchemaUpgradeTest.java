@@ -3,15 +3,10 @@ package io.countergateway.store;
 import io.countergateway.batch.Flush;
 import io.countergateway.batch.FlushRow;
 import io.countergateway.config.DatabaseOptions;
-import io.countergateway.testing.TestDatabases;
+import io.countergateway.testing.DirectSql;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
-import io.vertx.core.json.JsonObject;
 import io.vertx.junit5.VertxExtension;
-import io.vertx.mysqlclient.MySQLBuilder;
-import io.vertx.mysqlclient.MySQLConnectOptions;
-import io.vertx.pgclient.PgBuilder;
-import io.vertx.pgclient.PgConnectOptions;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
 import org.junit.jupiter.api.DisplayName;
@@ -34,26 +29,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 @DisplayName("Versioned schema steps")
 class SchemaUpgradeTest {
 
-  static JsonObject database(String database) {
-    return database.equals("postgres") ? TestDatabases.postgres() : TestDatabases.mariadb();
+  private static DatabaseOptions options(String database, String table) {
+    return DirectSql.options(database, table);
   }
 
-  static DatabaseOptions options(String database, String table) {
-    JsonObject db = database(database);
-    return new DatabaseOptions()
-      .setKind(database.equals("postgres") ? DatabaseOptions.Kind.POSTGRES : DatabaseOptions.Kind.MYSQL)
-      .setHost(db.getString("host")).setPort(db.getInteger("port")).setName(db.getString("name"))
-      .setUser(db.getString("user")).setPassword(db.getString("password")).setTable(table);
-  }
-
-  /** A direct pool on the test database, outside the gateway's code. */
-  static Pool directPool(Vertx vertx, String database) {
-    JsonObject db = database(database);
-    return database.equals("postgres")
-      ? PgBuilder.pool().connectingTo(new PgConnectOptions().setHost(db.getString("host")).setPort(db.getInteger("port"))
-        .setDatabase(db.getString("name")).setUser(db.getString("user")).setPassword(db.getString("password"))).using(vertx).build()
-      : MySQLBuilder.pool().connectingTo(new MySQLConnectOptions().setHost(db.getString("host")).setPort(db.getInteger("port"))
-        .setDatabase(db.getString("name")).setUser(db.getString("user")).setPassword(db.getString("password"))).using(vertx).build();
+  private static Pool directPool(Vertx vertx, String database) {
+    return DirectSql.pool(vertx, database);
   }
 
   private static String freshTable() {
