@@ -27,7 +27,7 @@ final class MySqlSql {
   }
 
   /** MariaDB has no {@code AS new} row alias, so the portable VALUES() form it is. */
-  private String upsert(int rows) {
+  String upsert(int rows) {
     String[] tuples = new String[rows];
     Arrays.fill(tuples, "(?, ?, ?, ?)");
     return "INSERT INTO " + table + " (record_type, record_id, slot, count) VALUES " + String.join(", ", tuples)
