@@ -27,8 +27,8 @@ public final class HttpApi {
   public static Router router(Vertx vertx, GatewayServices services, Coalescer coalescer) {
     Router router = Router.router(vertx);
     router.route().handler(HttpApi::refuseUnknownFraming);
-    IncrementRoutes writes = new IncrementRoutes(services, coalescer);
     CounterClient client = new CounterClient(vertx, services.config().getLimits().getRequestTimeoutMs());
+    IncrementRoutes writes = new IncrementRoutes(services, coalescer, client);
     ReadRoutes reads = new ReadRoutes(client);
     BodyHandler body = BodyHandler.create(false).setBodyLimit(services.config().getLimits().getMaxBodyBytes());
 

@@ -3,6 +3,7 @@ package io.countergateway.http;
 import io.countergateway.GatewayServices;
 import io.countergateway.batch.Ack;
 import io.countergateway.batch.Coalescer;
+import io.countergateway.bus.CounterClient;
 import io.countergateway.config.NamespaceOptions;
 import io.countergateway.model.ApiError;
 import io.countergateway.model.CounterKey;
@@ -26,11 +27,13 @@ final class IncrementRoutes {
   private static final Buffer PIXEL = Buffer.buffer(Base64.getDecoder().decode("R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7"));
 
   private final Coalescer coalescer;
+  private final CounterClient counters;
   private final IncrementRules rules;
   private final int maxBatchIncrements;
 
-  IncrementRoutes(GatewayServices services, Coalescer coalescer) {
+  IncrementRoutes(GatewayServices services, Coalescer coalescer, CounterClient counters) {
     this.coalescer = coalescer;
+    this.counters = counters;
     this.rules = services.rules();
     this.maxBatchIncrements = services.config().getLimits().getMaxBatchIncrements();
   }
@@ -39,21 +42,36 @@ final class IncrementRoutes {
   void single(RoutingContext ctx) {
     Increment increment;
     AckMode ack;
+    boolean returnsValue;
     try {
       refuseFormData(ctx);
       ack = AckMode.of(ctx);
+      // add-and-get: ?return=value; the query is only decoded when there is one (the hot path has none)
+      returnsValue = ctx.request().query() != null
+        && rules.returnsValue(singleQueryValue(ctx, "return"), ack == AckMode.COMMIT);
       increment = rules.increment(ctx.pathParam("type"), ctx.pathParam("id"), deltaOf(ctx.body().buffer()));
     } catch (ApiError e) {
       Responses.error(ctx, e);
       return;
     }
     submit(ctx, increment, ack).onComplete(result -> {
-      if (result.succeeded()) {
+      if (result.succeeded() && returnsValue) {
+        counters.valueAfterCommit(increment.key().type(), increment.key().id()).onComplete(value -> Responses.json(ctx, 200,
+          new JsonObject(incrementAnswer(increment, ack)).put("value", value.result())));
+      } else if (result.succeeded()) {
         Responses.json(ctx, ack == AckMode.COMMIT ? 200 : 202, incrementAnswer(increment, ack));
       } else {
         Responses.error(ctx, result.cause());
       }
     });
+  }
+
+  private static String singleQueryValue(RoutingContext ctx, String name) {
+    List<String> values = ctx.queryParam(name);
+    if (values.size() > 1) {
+      throw ApiError.badRequest("invalid_" + name, name, name + " may be given once");
+    }
+    return values.isEmpty() ? null : values.get(0);
   }
 
   /** {@code {"type","id","delta","ack"}}, written directly: this answer is on the hottest path. */

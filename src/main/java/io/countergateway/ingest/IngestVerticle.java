@@ -5,6 +5,7 @@ import io.countergateway.batch.Ack;
 import io.countergateway.batch.Coalescer;
 import io.countergateway.bus.Addresses;
 import io.countergateway.bus.BusErrors;
+import io.countergateway.bus.CounterClient;
 import io.countergateway.config.GatewayConfig;
 import io.countergateway.http.HttpApi;
 import io.countergateway.model.ApiError;
@@ -39,6 +40,7 @@ public class IngestVerticle extends VerticleBase {
   private Coalescer coalescer;
   private MessageConsumer<Object> consumer;
   private HttpServer server;
+  private CounterClient counters;
 
   public IngestVerticle(GatewayServices services, int index, int instances) {
     this.services = services;
@@ -54,6 +56,7 @@ public class IngestVerticle extends VerticleBase {
     coalescer = new Coalescer(vertx, store, config, services.state(), index, instances);
     coalescer.registerMetrics(services.registry(), index);
     coalescer.start();
+    counters = new CounterClient(vertx, config.getLimits().getRequestTimeoutMs());
     consumer = vertx.eventBus().consumer(Addresses.INCREMENT, this::onIncrement);
     HttpServerOptions options = new HttpServerOptions()
       .setHost(config.getHttp().getHost()).setPort(config.getHttp().getPort())
@@ -92,13 +95,22 @@ public class IngestVerticle extends VerticleBase {
     }
     boolean waitForCommit = message.replyAddress() != null;
     List<Ack> acks;
+    String returned = null;
     try {
       if (message.body() instanceof JsonArray items) {
         IncrementBatch batch = IncrementBatch.of(items.stream().toList(), services.rules(),
           services.config().getLimits().getMaxBatchIncrements());
         acks = coalescer.addAll(batch.perCounter(), waitForCommit);
       } else if (message.body() instanceof JsonObject json) {
-        Ack ack = coalescer.add(services.rules().increment(json, ""), waitForCommit);
+        JsonObject fields = json;
+        if (json.containsKey("return")) {
+          // a send gets no reply, so its "return" is checked but asks for nothing
+          boolean returnsValue = services.rules().returnsValue(json.getValue("return"), true) && waitForCommit;
+          returned = returnsValue && json.getValue("id") instanceof String id ? id : null;
+          fields = json.copy();
+          fields.remove("return");
+        }
+        Ack ack = coalescer.add(services.rules().increment(fields, ""), waitForCommit);
         acks = ack == null ? List.of() : List.of(ack);
       } else {
         throw ApiError.badRequest("invalid_request", "body", "the body must be {\"type\",\"id\",\"delta\"} or an array of them");
@@ -112,8 +124,13 @@ public class IngestVerticle extends VerticleBase {
     if (!waitForCommit) {
       return;
     }
+    String valueOf = returned;
     Future.join(acks.stream().map(Ack::future).toList()).onComplete(done -> {
-      if (done.succeeded()) {
+      if (done.succeeded() && valueOf != null) {
+        JsonObject body = (JsonObject) message.body();
+        counters.valueAfterCommit(body.getString("type"), valueOf)
+          .onComplete(value -> message.reply(new JsonObject().put("committed", true).put("value", value.result())));
+      } else if (done.succeeded()) {
         message.reply(new JsonObject().put("committed", true));
       } else {
         BusErrors.fail(message, acks.stream().map(Ack::future).filter(Future::failed).findFirst()

@@ -21,6 +21,7 @@ import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 /** Serves {@code counters.get}, {@code counters.reset} and {@code counters.ping}; the HTTP GETs come through here. */
 public class ReadVerticle extends VerticleBase {
@@ -81,7 +82,10 @@ public class ReadVerticle extends VerticleBase {
       String type = body.getString("type");
       rules.namespace(type);
       List<String> ids = idsOf(body);
-      reader.read(type, ids).onComplete(result -> {
+      // "fresh": asked right after a commit (add-and-get); neither the cache nor a read already in flight may answer
+      Future<Map<String, Long>> read = Boolean.TRUE.equals(body.getBoolean("fresh"))
+        ? store.sum(type, ids) : reader.read(type, ids);
+      read.onComplete(result -> {
         if (result.succeeded()) {
           JsonObject values = new JsonObject();
           result.result().forEach(values::put);
