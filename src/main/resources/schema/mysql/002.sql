@@ -1,5 +1,5 @@
--- Roll-up and compaction bookkeeping: which slot rows changed since their counter was last rolled up, and when
--- each slot row was last written.
+-- Roll-up and compaction bookkeeping: a dirty mark and the last write time on every slot row.
+-- dirty: changed since its counter was last rolled up; written_at: for compaction, which folds idle counters.
 -- MySQL 8 has no ADD COLUMN IF NOT EXISTS: a statement that fails with "duplicate column/key name" (1060, 1061) or
 -- "table exists" (1050) because an interrupted earlier run already applied it counts as applied.
 -- Existing rows start dirty, so the first roll-up writes every counter once.

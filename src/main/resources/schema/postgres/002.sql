@@ -1,5 +1,5 @@
--- Roll-up and compaction bookkeeping: which slot rows changed since their counter was last rolled up, and when
--- each slot row was last written.
+-- Roll-up and compaction bookkeeping: a dirty mark and the last write time on every slot row.
+-- dirty: changed since its counter was last rolled up; written_at: for compaction, which folds idle counters.
 -- Both columns have constant defaults, so adding them to a large table rewrites nothing (PostgreSQL 11+); existing
 -- rows start dirty, so the first roll-up writes every counter once.
 ALTER TABLE ${table} ADD COLUMN IF NOT EXISTS dirty BOOLEAN NOT NULL DEFAULT true;

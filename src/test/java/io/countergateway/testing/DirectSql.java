@@ -43,7 +43,7 @@ public final class DirectSql {
         .setDatabase(db.getString("name")).setUser(db.getString("user")).setPassword(db.getString("password"))).using(vertx).build();
   }
 
-  /** Inserts rows as multi-row VALUES statements of up to 500 rows; {@code row} renders one tuple as SQL. */
+  /** Inserts rows as multi-row VALUES statements of 500 rows, four at a time; {@code row} renders one tuple as SQL. */
   public static void insert(Pool pool, String into, int rows, Function<Integer, String> row) {
     List<Future<?>> statements = new ArrayList<>();
     for (int from = 0; from < rows; from += 500) {
@@ -52,6 +52,10 @@ public final class DirectSql {
         values.add(row.apply(i));
       }
       statements.add(pool.query("INSERT INTO " + into + " VALUES " + String.join(", ", values)).execute());
+      if (statements.size() == 4) {
+        GatewayFixture.await(Future.all(statements));
+        statements.clear();
+      }
     }
     GatewayFixture.await(Future.all(statements));
   }
