@@ -85,7 +85,8 @@ abstract class PooledCounterStore implements CounterStore {
 
   @Override
   public Future<Void> ping() {
-    return pool.query("SELECT 1").execute().mapEmpty();
+    // bounded: a ping stuck on a silent connection would leave readiness to whoever waits for it
+    return bounded(pool -> pool.query("SELECT 1").execute().mapEmpty());
   }
 
   @Override

@@ -20,9 +20,8 @@ public final class SqlStores {
   /** Statements per connection the MySQL client may send before the first answer arrives. */
   static final int MYSQL_PIPELINING_LIMIT = 16;
   static final int CONNECT_TIMEOUT_MS = 2_000;
-  /** Idle pooled connections are closed after this; the MySQL server closes idle sessions after the next. */
-  static final int IDLE_CLOSE_SECONDS = 30;
-  static final int SERVER_IDLE_CLOSE_SECONDS = 60;
+  /** The MySQL server ends a session idle this long, in a transaction or not, at the least. */
+  static final int MIN_SERVER_IDLE_SECONDS = 10;
   private static final Logger LOG = LoggerFactory.getLogger(SqlStores.class);
 
   private SqlStores() {
@@ -49,10 +48,9 @@ public final class SqlStores {
       .setMaxSize(poolSize)
       // a dead database must not park flushes forever: the coalescer retries with backoff instead
       .setConnectionTimeout(CONNECT_TIMEOUT_MS).setConnectionTimeoutUnit(TimeUnit.MILLISECONDS)
-      .setMaxWaitQueueSize(1_000)
-      // closed by us before the server's wait_timeout (MySQL below) closes it under our feet
-      .setIdleTimeout(IDLE_CLOSE_SECONDS).setIdleTimeoutUnit(TimeUnit.SECONDS);
+      .setMaxWaitQueueSize(1_000);
     long lockWaitMs = Math.max(1_000, attemptTimeoutMs / 3);
+    int serverIdleSeconds = (int) Math.max(MIN_SERVER_IDLE_SECONDS, 2 * attemptTimeoutMs / 1000);
     if (options.isPostgres()) {
       PgConnectOptions connect = new PgConnectOptions()
         .setHost(options.getHost()).setPort(options.getPort()).setDatabase(options.getName())
@@ -74,11 +72,14 @@ public final class SqlStores {
       .setUser(options.getUser()).setPassword(options.getPassword())
       .setCachePreparedStatements(true)
       .setPipeliningLimit(MYSQL_PIPELINING_LIMIT);
-    // A gateway that dies between its upserts and COMMIT leaves its row locks to the server until the session ends:
-    // wait_timeout ends it (default 8 hours). Our own flushes give up waiting for such a lock after a third of the
-    // attempt timeout (1205, retried on other slots), not after innodb_lock_wait_timeout's 50 s.
+    // A gateway that dies or is cut off between its upserts and COMMIT leaves its row locks — and its uncommitted
+    // flush id, which the retry of the same flush must wait for — to the server until the session ends: wait_timeout
+    // ends it (default 8 hours; here twice the attempt timeout). Our own flushes give up waiting for such a lock after
+    // a third of the attempt timeout (1205, retried on other slots), not after innodb_lock_wait_timeout's 50 s.
     String session = "SET SESSION innodb_lock_wait_timeout = " + Math.max(1, lockWaitMs / 1000)
-      + ", wait_timeout = " + SERVER_IDLE_CLOSE_SECONDS;
+      + ", wait_timeout = " + serverIdleSeconds;
+    // idle connections are closed by us before the server's wait_timeout closes them under our feet
+    poolOptions.setIdleTimeout(serverIdleSeconds / 2).setIdleTimeoutUnit(TimeUnit.SECONDS);
     return new MySqlStore(() -> MySQLBuilder.pool().with(poolOptions).with(netOptions()).connectingTo(connect)
       .withConnectHandler(conn -> conn.query(session).execute().onComplete(set -> {
         if (set.failed()) {
