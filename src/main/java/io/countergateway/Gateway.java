@@ -56,7 +56,7 @@ public final class Gateway {
   }
 
   private Future<Void> createSchema() {
-    CounterStore store = SqlStores.create(vertx, services.config().getDatabase(), 1);
+    CounterStore store = SqlStores.create(vertx, services.config().getDatabase(), 1, START_TIMEOUT_SECONDS * 1000L);
     Future<Void> schema = services.config().getDatabase().isCreateSchema() ? store.createSchema() : store.checkSchema();
     return schema.eventually(store::close);
   }

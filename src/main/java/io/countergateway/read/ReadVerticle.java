@@ -8,6 +8,7 @@ import io.countergateway.model.ApiError;
 import io.countergateway.model.CounterKey;
 import io.countergateway.model.IncrementRules;
 import io.countergateway.store.CounterStore;
+import io.countergateway.store.Failures;
 import io.countergateway.store.SqlStores;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
@@ -19,7 +20,9 @@ import io.vertx.core.json.JsonObject;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.math.BigInteger;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -45,7 +48,9 @@ public class ReadVerticle extends VerticleBase {
   @Override
   public Future<?> start() {
     int poolSize = services.config().getDatabase().getReadPoolSize();
-    store = SqlStores.create(vertx, services.config().getDatabase(), poolSize);
+    // a read nobody waits for any more is not worth a connection: bounded like the requests that ask for it
+    store = SqlStores.create(vertx, services.config().getDatabase(), poolSize,
+      services.config().getLimits().getRequestTimeoutMs());
     reader = new CounterReader(store, poolSize, IDS_PER_QUERY,
       services.config().getReads().getCacheMillis());
     rules = services.rules();
@@ -84,7 +89,7 @@ public class ReadVerticle extends VerticleBase {
       List<String> ids = idsOf(body);
       // "fresh": asked right after a commit (add-and-get); neither the cache nor a read already in flight may answer
       Future<Map<String, Long>> read = Boolean.TRUE.equals(body.getBoolean("fresh"))
-        ? store.sum(type, ids) : reader.read(type, ids);
+        ? store.sum(type, ids).map(sums -> exactValues(ids, sums)) : reader.read(type, ids);
       read.onComplete(result -> {
         if (result.succeeded()) {
           JsonObject values = new JsonObject();
@@ -102,6 +107,15 @@ public class ReadVerticle extends VerticleBase {
     } catch (ClassCastException e) {
       BusErrors.fail(message, ApiError.badRequest("invalid_request", "ids", "type must be a string and ids a list of strings"));
     }
+  }
+
+  /** A SUM beyond 64 bits fails the read (counter_overflow), as in {@link CounterReader}. */
+  private static Map<String, Long> exactValues(List<String> ids, Map<String, BigInteger> sums) {
+    Map<String, Long> values = new LinkedHashMap<>();
+    for (String id : ids) {
+      values.put(id, Failures.exactLong(sums.getOrDefault(id, BigInteger.ZERO)));
+    }
+    return values;
   }
 
   private List<String> idsOf(JsonObject body) {

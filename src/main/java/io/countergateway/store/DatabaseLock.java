@@ -41,7 +41,7 @@ public final class DatabaseLock {
     Future<?> wait = postgres
       ? conn.query("SET lock_timeout = '" + timeoutSeconds + "s'").execute()
         .compose(v -> conn.preparedQuery("SELECT pg_advisory_lock(hashtext($1)), true").execute(Tuple.of(name)))
-        .compose(v -> conn.query("SET lock_timeout = 0").execute())
+        .compose(v -> conn.query("RESET lock_timeout").execute())
       : conn.preparedQuery("SELECT GET_LOCK(?, ?)").execute(Tuple.of(name, timeoutSeconds)).compose(rows -> held(rows.iterator().next())
         ? Future.succeededFuture() : Future.failedFuture(new IllegalStateException(
           "another gateway held the database lock '" + name + "' for more than " + timeoutSeconds + " s")));

@@ -41,7 +41,7 @@ class CompactionTest {
     boolean postgres = database.equals("postgres");
     String table = "cc_" + UUID.randomUUID().toString().substring(0, 8);
     Pool sql = DirectSql.pool(vertx, database);
-    CounterStore store = SqlStores.create(vertx, DirectSql.options(database, table), 4);
+    CounterStore store = SqlStores.create(vertx, DirectSql.options(database, table), 4, 30_000);
     await(store.createSchema());
     String anHourAgo = postgres ? "now() - interval '1 hour'" : "NOW(3) - INTERVAL 1 HOUR";
     DirectSql.insert(sql, table + " (record_type, record_id, slot, count, written_at)", COUNTERS * SLOTS,

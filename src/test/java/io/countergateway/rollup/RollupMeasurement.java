@@ -48,7 +48,7 @@ class RollupMeasurement {
       for (String drop : List.of(table, table + "_flushes", table + "_schema", table + "_rollups", "measure_repos")) {
         await(sql.query("DROP TABLE IF EXISTS " + drop).execute());
       }
-      CounterStore store = SqlStores.create(vertx, options, 1);
+      CounterStore store = SqlStores.create(vertx, options, 1, 30_000);
       await(store.createSchema().eventually(store::close));
       await(sql.query("CREATE TABLE measure_repos (id BIGINT NOT NULL PRIMARY KEY, download_count BIGINT NOT NULL DEFAULT 0)").execute());
       DirectSql.insert(sql, "measure_repos (id)", counters, i -> "(" + (i + 1) + ")");

@@ -46,7 +46,7 @@ class RollupTest {
   }
 
   static void createCounters(Vertx vertx, String database, String table) {
-    CounterStore store = SqlStores.create(vertx, DirectSql.options(database, table), 1);
+    CounterStore store = SqlStores.create(vertx, DirectSql.options(database, table), 1, 30_000);
     await(store.createSchema().eventually(store::close));
   }
 

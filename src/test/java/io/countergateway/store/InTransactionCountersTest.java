@@ -15,6 +15,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
+import java.math.BigInteger;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -35,7 +36,7 @@ class InTransactionCountersTest {
   private static Setup setup(Vertx vertx, String database) {
     String table = "tx_" + UUID.randomUUID().toString().substring(0, 8);
     GatewayConfig config = GatewayConfig.fromJson(GatewayFixture.baseConfig(DirectSql.config(database), table));
-    CounterStore store = SqlStores.create(vertx, config.getDatabase(), 2);
+    CounterStore store = SqlStores.create(vertx, config.getDatabase(), 2, 30_000);
     await(store.createSchema());
     Pool sql = DirectSql.pool(vertx, database);
     String orders = table + "_orders";
@@ -57,8 +58,8 @@ class InTransactionCountersTest {
       .compose(done -> setup.counters().incrementAll(conn, Map.of(
         new CounterKey("downloads", "b"), 2L, new CounterKey("downloads", "a"), 5L)))));
     assertThat(DirectSql.longValue(setup.sql(), "SELECT COUNT(*) FROM " + setup.orders())).isEqualTo(1);
-    assertThat(await(setup.store().sum("likes", List.of("product-7")))).containsEntry("product-7", 3L);
-    assertThat(await(setup.store().sum("downloads", List.of("a", "b")))).containsEntry("a", 5L).containsEntry("b", 2L);
+    assertThat(await(setup.store().sum("likes", List.of("product-7")))).containsEntry("product-7", BigInteger.valueOf(3));
+    assertThat(await(setup.store().sum("downloads", List.of("a", "b")))).containsEntry("a", BigInteger.valueOf(5)).containsEntry("b", BigInteger.valueOf(2));
   }
 
   @ParameterizedTest(name = "on {0}")
@@ -71,7 +72,7 @@ class InTransactionCountersTest {
       .compose(done -> conn.preparedQuery(insertOrder(setup, database)).execute(Tuple.of("dup"))))))
       .as("the caller's second insert breaks its primary key");
     assertThat(DirectSql.longValue(setup.sql(), "SELECT COUNT(*) FROM " + setup.orders())).isZero();
-    assertThat(await(setup.store().sum("likes", List.of("product-8")))).containsEntry("product-8", 0L);
+    assertThat(await(setup.store().sum("likes", List.of("product-8")))).containsEntry("product-8", BigInteger.valueOf(0));
   }
 
   @ParameterizedTest(name = "on {0}")
@@ -89,8 +90,8 @@ class InTransactionCountersTest {
       transactions.add(setup.sql().withTransaction(conn -> setup.counters().incrementAll(conn, deltas)));
     }
     await(Future.all(transactions));
-    Map<String, Long> sums = await(setup.store().sum("likes", List.of("hot-0", "hot-1", "hot-2", "hot-3", "hot-4")));
-    assertThat(sums.values()).containsOnly(40L);
+    Map<String, BigInteger> sums = await(setup.store().sum("likes", List.of("hot-0", "hot-1", "hot-2", "hot-3", "hot-4")));
+    assertThat(sums.values()).containsOnly(BigInteger.valueOf(40));
   }
 
   @ParameterizedTest(name = "on {0}")

@@ -17,6 +17,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
+import java.math.BigInteger;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
@@ -75,19 +76,20 @@ class SchemaUpgradeTest {
     String table = freshTable();
     Pool sql = directPool(vertx, database);
     createPreviousLayout(sql, database, table);
-    CounterStore old = SqlStores.create(vertx, options(database, table), 1);
-    Flush before = new Flush("before-" + UUID.randomUUID(), List.of(
-      new FlushRow("likes", "kept", (short) 0, 40), new FlushRow("likes", "kept", (short) 3, 2)));
-    assertThat(await(old.write(before))).isEqualTo(WriteOutcome.COMMITTED);
-    await(old.close());
+    // what a gateway of the previous version had written: two slot rows and the id of the flush that wrote them
+    String flushId = "before-" + UUID.randomUUID();
+    await(sql.query("INSERT INTO " + table + " (record_type, record_id, slot, count) VALUES ('likes', 'kept', 0, 40), "
+      + "('likes', 'kept', 3, 2)").execute());
+    await(sql.query("INSERT INTO " + table + "_flushes (flush_id) VALUES ('" + flushId + "')").execute());
+    Flush before = new Flush(flushId, List.of(new FlushRow("likes", "kept", (short) 0, 40), new FlushRow("likes", "kept", (short) 3, 2)));
 
-    CounterStore store = SqlStores.create(vertx, options(database, table), 1);
+    CounterStore store = SqlStores.create(vertx, options(database, table), 1, 30_000);
     await(store.createSchema());
 
     assertThat(recordedVersion(sql, table)).isEqualTo(latest(database));
-    assertThat(await(store.sum("likes", List.of("kept")))).containsEntry("kept", 42L);
+    assertThat(await(store.sum("likes", List.of("kept")))).containsEntry("kept", BigInteger.valueOf(42));
     assertThat(await(store.write(before))).as("the flush id survived the upgrade").isEqualTo(WriteOutcome.ALREADY_COMMITTED);
-    assertThat(await(store.sum("likes", List.of("kept")))).containsEntry("kept", 42L);
+    assertThat(await(store.sum("likes", List.of("kept")))).containsEntry("kept", BigInteger.valueOf(42));
     Row rows = await(sql.query("SELECT COUNT(*), MIN(CASE WHEN dirty THEN 1 ELSE 0 END) FROM " + table).execute()).iterator().next();
     assertThat(((Number) rows.getValue(0)).intValue()).isEqualTo(2);
     assertThat(((Number) rows.getValue(1)).intValue()).as("old rows start dirty, to be rolled up once").isEqualTo(1);
@@ -102,7 +104,7 @@ class SchemaUpgradeTest {
     String table = freshTable();
     List<CounterStore> stores = new ArrayList<>();
     for (int i = 0; i < 4; i++) {
-      stores.add(SqlStores.create(vertx, options(database, table), 1));
+      stores.add(SqlStores.create(vertx, options(database, table), 1, 30_000));
     }
     await(Future.all(stores.stream().map(CounterStore::createSchema).toList()));
     await(stores.get(0).createSchema());
@@ -116,7 +118,7 @@ class SchemaUpgradeTest {
   @DisplayName("refuses a database whose schema is newer than the gateway, naming both versions")
   void refusesANewerDatabase(String database, Vertx vertx) {
     String table = freshTable();
-    CounterStore store = SqlStores.create(vertx, options(database, table), 1);
+    CounterStore store = SqlStores.create(vertx, options(database, table), 1, 30_000);
     await(store.createSchema());
     int newer = latest(database) + 1;
     await(directPool(vertx, database).query("INSERT INTO " + table + "_schema (version, description) VALUES ("
@@ -133,7 +135,7 @@ class SchemaUpgradeTest {
   void checkNamesTheFilesToApply(String database, Vertx vertx) {
     String table = freshTable();
     String dialect = database.equals("postgres") ? "postgres" : "mysql";
-    CounterStore store = SqlStores.create(vertx, options(database, table), 1);
+    CounterStore store = SqlStores.create(vertx, options(database, table), 1, 30_000);
     assertThatThrownBy(() -> await(store.checkSchema()))
       .hasMessageContaining("schema/" + dialect + "/001.sql").hasMessageContaining("database.createSchema");
     await(store.createSchema());
