@@ -70,12 +70,10 @@ public final class Gateway {
         return null;
       }));
     }
-    if (RollupVerticle.needed(services.config())) {
-      chain = chain.compose(v -> vertx.deployVerticle(new RollupVerticle(services)).map(id -> {
-        jobDeployments.add(id);
-        return null;
-      }));
-    }
+    chain = chain.compose(v -> vertx.deployVerticle(new RollupVerticle(services)).map(id -> {
+      jobDeployments.add(id);
+      return null;
+    }));
     int instances = services.config().getHttp().getInstances() > 0
       ? services.config().getHttp().getInstances() : defaultIngestInstances();
     for (int i = 0; i < instances; i++) {

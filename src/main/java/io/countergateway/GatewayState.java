@@ -1,5 +1,7 @@
 package io.countergateway;
 
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -10,6 +12,17 @@ public final class GatewayState {
   private volatile boolean draining;
   private final AtomicInteger failingWriters = new AtomicInteger();
   private final AtomicInteger sheddingWriters = new AtomicInteger();
+  /** Idempotency keys whose request this gateway is writing now, on any of its event loops. */
+  private final Set<String> keysInFlight = ConcurrentHashMap.newKeySet();
+
+  /** False when a request with this key is in flight here already (the repeat gets 409). */
+  public boolean claimKey(String key) {
+    return keysInFlight.add(key);
+  }
+
+  public void releaseKey(String key) {
+    keysInFlight.remove(key);
+  }
 
   public boolean isDraining() {
     return draining;

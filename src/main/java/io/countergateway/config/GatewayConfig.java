@@ -18,6 +18,7 @@ public class GatewayConfig {
   private AuthOptions auth = new AuthOptions();
   private final List<RollupOptions> rollups = new ArrayList<>();
   private CompactionOptions compaction = new CompactionOptions();
+  private IdempotencyOptions idempotency = new IdempotencyOptions();
   private final Map<String, NamespaceOptions> namespaces = new LinkedHashMap<>();
   private int shutdownTimeoutMs = 30_000;
 
@@ -44,6 +45,7 @@ public class GatewayConfig {
       config.addRollup(RollupOptions.from(rollup));
     }
     config.compaction = CompactionOptions.from(root.section("compaction"));
+    config.idempotency = IdempotencyOptions.from(root.section("idempotency"));
     return config;
   }
 
@@ -85,6 +87,15 @@ public class GatewayConfig {
 
   public List<RollupOptions> getRollups() {
     return Collections.unmodifiableList(rollups);
+  }
+
+  public IdempotencyOptions getIdempotency() {
+    return idempotency;
+  }
+
+  public GatewayConfig setIdempotency(IdempotencyOptions idempotency) {
+    this.idempotency = idempotency;
+    return this;
   }
 
   public CompactionOptions getCompaction() {

@@ -3,11 +3,15 @@ package io.countergateway.rollup;
 import io.countergateway.GatewayServices;
 import io.countergateway.config.DatabaseOptions;
 import io.countergateway.config.GatewayConfig;
+import io.countergateway.config.IdempotencyOptions;
 import io.countergateway.config.RollupOptions;
+import io.countergateway.store.DatabaseLock;
+import io.countergateway.store.KeyedWrites;
 import io.countergateway.store.SqlStores;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.SqlConnection;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -16,12 +20,15 @@ import java.util.List;
 import java.util.function.Supplier;
 
 /**
- * The background jobs of one gateway: each configured roll-up on its interval, and compaction. Every replica runs
+ * The background jobs of one gateway: each configured roll-up on its interval, compaction, and the expiry of
+ * idempotency keys. Every replica runs
  * the timers; the database lock of each job lets one replica at a time do the work, and another takes over as
  * soon as that one stops (its session, and so its lock, ends).
  */
 public class RollupVerticle extends VerticleBase {
   private static final Logger LOG = LoggerFactory.getLogger(RollupVerticle.class);
+  /** Keys deleted per statement: each statement stays short. */
+  private static final int EXPIRY_BATCH = 5_000;
 
   private final GatewayServices services;
   private final List<Long> timers = new ArrayList<>();
@@ -33,17 +40,12 @@ public class RollupVerticle extends VerticleBase {
     this.services = services;
   }
 
-  /** Whether this gateway has any background job to run. */
-  public static boolean needed(GatewayConfig config) {
-    return !config.getRollups().isEmpty() || config.getCompaction().isEnabled();
-  }
-
   @Override
   public Future<?> start() {
     GatewayConfig config = services.config();
     DatabaseOptions database = config.getDatabase();
-    // one connection per job at most: a run holds its connection (and lock) from start to end
-    pool = SqlStores.pool(vertx, database, config.getRollups().size() + 1);
+    // a connection per job: a run holds its connection (and lock) from start to end
+    pool = SqlStores.pool(vertx, database, config.getRollups().size() + 2);
     Future<Void> checked = Future.succeededFuture();
     for (RollupOptions options : config.getRollups()) {
       checked = checked.compose(v -> RollupTarget.check(pool, database.isPostgres(), database.getName(), options)
@@ -59,11 +61,29 @@ public class RollupVerticle extends VerticleBase {
         schedule(rollup.options().getIntervalSeconds(), "roll-up " + rollup.options().name(),
           () -> rollup.runOnce().compose(run -> rollup.lagSeconds()).onSuccess(rollup::lag));
       }
+      IdempotencyOptions idempotency = config.getIdempotency();
+      schedule(idempotency.getExpiryIntervalSeconds(), "idempotency key expiry",
+        () -> expireKeys(database, idempotency.getRetentionSeconds()));
       if (config.getCompaction().isEnabled()) {
         compaction = new Compaction(pool, database.isPostgres(), database.getTable(), config.getCompaction(), services.registry());
         schedule(config.getCompaction().getIntervalSeconds(), "compaction", compaction::runOnce);
       }
     }).recover(failure -> pool.close().transform(closed -> Future.failedFuture(failure)));
+  }
+
+  /** Deletes keys past the retention, in bounded statements, on one replica at a time. */
+  private Future<Integer> expireKeys(DatabaseOptions database, int retentionSeconds) {
+    return pool.withConnection(conn -> {
+      DatabaseLock lock = new DatabaseLock(conn, database.isPostgres(), "counter-gateway:idempotency:" + database.getTable());
+      return lock.tryAcquire().compose(held -> held
+        ? expireBatches(conn, database, retentionSeconds, 0).eventually(lock::release) : Future.succeededFuture(0));
+    });
+  }
+
+  private Future<Integer> expireBatches(SqlConnection conn, DatabaseOptions database, int retentionSeconds, int sofar) {
+    return KeyedWrites.expire(conn, database.isPostgres(), database.getTable(), retentionSeconds, EXPIRY_BATCH)
+      .compose(deleted -> deleted < EXPIRY_BATCH ? Future.succeededFuture(sofar + deleted)
+        : expireBatches(conn, database, retentionSeconds, sofar + deleted));
   }
 
   /** A job never overlaps itself on this replica: the next tick after a slow run is skipped, not queued. */

@@ -14,6 +14,11 @@ final class MySqlSql {
   final String[] upsertBySize = new String[UPSERT_SIZES.length];
   final String reset;
   final String pruneFlushIds;
+  /** The row of an idempotency key, first in the transaction of the increments it guards (see {@link KeyedWrites}). */
+  final String insertKey;
+  final String readKey;
+  /** Deletes up to ? keys older than ? seconds. */
+  final String expireKeys;
   private final String table;
 
   MySqlSql(String table) {
@@ -24,6 +29,9 @@ final class MySqlSql {
     }
     reset = "DELETE FROM %s WHERE record_type = ? AND record_id = ?".formatted(table);
     pruneFlushIds = "DELETE FROM %s_flushes WHERE committed_at < NOW(3) - INTERVAL ? SECOND".formatted(table);
+    insertKey = "INSERT INTO %s_idempotency (idem_key, fingerprint, status, answer) VALUES (?, ?, ?, ?)".formatted(table);
+    readKey = "SELECT fingerprint, status, answer FROM %s_idempotency WHERE idem_key = ?".formatted(table);
+    expireKeys = "DELETE FROM %s_idempotency WHERE created_at < NOW(3) - INTERVAL ? SECOND LIMIT ?".formatted(table);
   }
 
   /** MariaDB has no {@code AS new} row alias, so the portable VALUES() form it is. */

@@ -13,6 +13,14 @@ final class PostgresSql {
   final String reset;
   final String pruneFlushIds;
   final boolean exactlyOnce;
+  /**
+   * The increments of one request that carries an idempotency key, committed in one statement with the key's row
+   * (the key plays the flush id's part): a key already there inserts nothing and so writes nothing.
+   */
+  final String upsertKeyed;
+  final String readKey;
+  /** Deletes up to $2 keys older than $1 seconds. */
+  final String expireKeys;
 
   PostgresSql(String table, boolean exactlyOnce) {
     // One round trip whatever the batch size: the rows travel as four arrays. The flush id insert and the
@@ -29,6 +37,19 @@ final class PostgresSql {
       ON CONFLICT (record_type, record_id, slot) DO UPDATE SET %2$s
       """.formatted(table, UPSERT_SET);
     this.exactlyOnce = exactlyOnce;
+    upsertKeyed = """
+      WITH k AS (INSERT INTO %1$s_idempotency (idem_key, fingerprint, status, answer) VALUES ($5, $6, $7, $8)
+        ON CONFLICT DO NOTHING RETURNING 1)
+      INSERT INTO %1$s AS c (record_type, record_id, slot, count)
+      SELECT u.t, u.i, u.s, u.n FROM UNNEST($1::text[], $2::text[], $3::int2[], $4::int8[]) AS u(t, i, s, n)
+      WHERE EXISTS (SELECT 1 FROM k)
+      ON CONFLICT (record_type, record_id, slot) DO UPDATE SET %2$s
+      """.formatted(table, UPSERT_SET);
+    readKey = "SELECT fingerprint, status, answer FROM %s_idempotency WHERE idem_key = $1".formatted(table);
+    expireKeys = """
+      DELETE FROM %1$s_idempotency WHERE idem_key IN (SELECT idem_key FROM %1$s_idempotency
+        WHERE created_at < now() - make_interval(secs => $1::int) LIMIT $2)
+      """.formatted(table);
     sumByIds = "SELECT record_id, SUM(count) FROM %s WHERE record_type = $1 AND record_id = ANY($2) GROUP BY record_id"
       .formatted(table);
     reset = "DELETE FROM %s WHERE record_type = $1 AND record_id = $2".formatted(table);
