@@ -68,18 +68,7 @@ public final class InTransactionCounters {
       return Future.succeededFuture();
     }
     if (postgres != null) {
-      int n = rows.size();
-      String[] types = new String[n];
-      String[] ids = new String[n];
-      Short[] slots = new Short[n];
-      Long[] values = new Long[n];
-      for (int i = 0; i < n; i++) {
-        types[i] = rows.get(i).type();
-        ids[i] = rows.get(i).id();
-        slots[i] = rows.get(i).slot();
-        values[i] = rows.get(i).delta();
-      }
-      return tx.preparedQuery(postgres.upsertFlush).execute(Tuple.of(types, ids, slots, values)).mapEmpty();
+      return tx.preparedQuery(postgres.upsertFlush).execute(PostgresSql.rowArrays(rows)).mapEmpty();
     }
     Tuple tuple = Tuple.tuple();
     for (FlushRow row : rows) {

@@ -51,19 +51,7 @@ public final class KeyedWrites {
   }
 
   private Future<Outcome> writePostgres(Request request) {
-    List<FlushRow> rows = request.rows();
-    int n = rows.size();
-    String[] types = new String[n];
-    String[] ids = new String[n];
-    Short[] slots = new Short[n];
-    Long[] deltas = new Long[n];
-    for (int i = 0; i < n; i++) {
-      types[i] = rows.get(i).type();
-      ids[i] = rows.get(i).id();
-      slots[i] = rows.get(i).slot();
-      deltas[i] = rows.get(i).delta();
-    }
-    Tuple arguments = Tuple.of(types, ids, slots, deltas, request.key(), request.fingerprint())
+    Tuple arguments = PostgresSql.rowArrays(request.rows()).addString(request.key()).addString(request.fingerprint())
       .addShort((short) request.status()).addString(request.answer());
     return pool.preparedQuery(postgres.upsertKeyed).execute(arguments)
       .map(result -> result.rowCount() == 0 ? new Outcome(false, null, 0, null) : Outcome.writtenNow());

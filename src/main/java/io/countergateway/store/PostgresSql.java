@@ -1,5 +1,10 @@
 package io.countergateway.store;
 
+import io.countergateway.batch.FlushRow;
+import io.vertx.sqlclient.Tuple;
+
+import java.util.List;
+
 /** Every PostgreSQL statement the gateway issues, for a configurable table name. */
 final class PostgresSql {
   /**
@@ -54,5 +59,22 @@ final class PostgresSql {
       .formatted(table);
     reset = "DELETE FROM %s WHERE record_type = $1 AND record_id = $2".formatted(table);
     pruneFlushIds = "DELETE FROM %s_flushes WHERE committed_at < now() - make_interval(secs => $1::int)".formatted(table);
+  }
+
+  /** The first four arguments of the UNNEST upserts: the rows as arrays of types, ids, slots and deltas. */
+  static Tuple rowArrays(List<FlushRow> rows) {
+    int n = rows.size();
+    String[] types = new String[n];
+    String[] ids = new String[n];
+    Short[] slots = new Short[n];
+    Long[] deltas = new Long[n];
+    for (int i = 0; i < n; i++) {
+      FlushRow row = rows.get(i);
+      types[i] = row.type();
+      ids[i] = row.id();
+      slots[i] = row.slot();
+      deltas[i] = row.delta();
+    }
+    return Tuple.of(types, ids, slots, deltas);
   }
 }

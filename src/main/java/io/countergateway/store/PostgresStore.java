@@ -1,7 +1,6 @@
 package io.countergateway.store;
 
 import io.countergateway.batch.Flush;
-import io.countergateway.batch.FlushRow;
 import io.vertx.core.Future;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Tuple;
@@ -34,20 +33,10 @@ final class PostgresStore extends PooledCounterStore {
 
   @Override
   public Future<WriteOutcome> write(Flush flush) {
-    List<FlushRow> rows = flush.rows();
-    int n = rows.size();
-    String[] types = new String[n];
-    String[] ids = new String[n];
-    Short[] slots = new Short[n];
-    Long[] deltas = new Long[n];
-    for (int i = 0; i < n; i++) {
-      FlushRow row = rows.get(i);
-      types[i] = row.type();
-      ids[i] = row.id();
-      slots[i] = row.slot();
-      deltas[i] = row.delta();
+    Tuple arguments = PostgresSql.rowArrays(flush.rows());
+    if (sql.exactlyOnce) {
+      arguments.addString(flush.id());
     }
-    Tuple arguments = sql.exactlyOnce ? Tuple.of(types, ids, slots, deltas, flush.id()) : Tuple.of(types, ids, slots, deltas);
     return bounded(pool -> pool.preparedQuery(sql.upsertFlush)
       .execute(arguments)
       .map(result -> result.rowCount() == 0 ? WriteOutcome.ALREADY_COMMITTED : WriteOutcome.COMMITTED));
