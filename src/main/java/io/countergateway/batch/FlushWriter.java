@@ -164,7 +164,8 @@ final class FlushWriter {
   /** Exponential, capped, with jitter so that coalescers do not retry in step. */
   private long backoff(int attemptNo) {
     long ceiling = Math.min(options.getRetryMaxMs(), (long) options.getRetryInitialMs() << Math.min(attemptNo, 20));
-    return ceiling / 2 + ThreadLocalRandom.current().nextLong(ceiling / 2 + 1);
+    // at least 1 ms: Vert.x refuses a shorter timer, and a refused timer would leave the flush unwritten for good
+    return Math.max(1, ceiling / 2 + ThreadLocalRandom.current().nextLong(ceiling / 2 + 1));
   }
 
   private void setFailing(boolean nowFailing) {
