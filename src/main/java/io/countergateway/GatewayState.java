@@ -17,10 +17,12 @@ public final class GatewayState {
   private static final Logger LOG = LoggerFactory.getLogger(GatewayState.class);
 
   private volatile boolean draining;
-  private final AtomicInteger failingWriters = new AtomicInteger();
-  private final AtomicInteger sheddingWriters = new AtomicInteger();
-  private volatile long outageStartNanos;
-  private volatile long sheddingStartNanos;
+  private final Episode outage = new Episode("database_outage",
+    "database outage: flushes fail; increments are held and the flushes retried",
+    "database outage over: flushes succeed again");
+  private final Episode shedding = new Episode("shedding",
+    "shedding load: new increments get 503 until pending counters and waiting requests fit again",
+    "shedding over: increments are taken again");
   private final AtomicLong drainedCounters = new AtomicLong();
   private final AtomicLong undrainedCounters = new AtomicLong();
 
@@ -33,7 +35,7 @@ public final class GatewayState {
   }
 
   public boolean writersHealthy() {
-    return failingWriters.get() == 0 && sheddingWriters.get() == 0;
+    return failingWriters() == 0 && sheddingWriters() == 0;
   }
 
   /** Ready as far as this process knows (the database ping of {@code /health/ready} aside). */
@@ -42,35 +44,19 @@ public final class GatewayState {
   }
 
   public int failingWriters() {
-    return failingWriters.get();
+    return outage.writers.get();
   }
 
   public int sheddingWriters() {
-    return sheddingWriters.get();
+    return shedding.writers.get();
   }
 
   public void writerFailing(boolean nowFailing) {
-    int failing = failingWriters.addAndGet(nowFailing ? 1 : -1);
-    if (nowFailing && failing == 1) {
-      outageStartNanos = System.nanoTime();
-      LOG.atWarn().addKeyValue("event", "database_outage_start")
-        .log("database outage: flushes fail; increments are held and the flushes retried");
-    } else if (!nowFailing && failing == 0) {
-      LOG.atInfo().addKeyValue("event", "database_outage_end").addKeyValue("duration_ms", millisSince(outageStartNanos))
-        .log("database outage over: flushes succeed again");
-    }
+    outage.change(nowFailing);
   }
 
   public void writerShedding(boolean nowShedding) {
-    int shedding = sheddingWriters.addAndGet(nowShedding ? 1 : -1);
-    if (nowShedding && shedding == 1) {
-      sheddingStartNanos = System.nanoTime();
-      LOG.atWarn().addKeyValue("event", "shedding_start")
-        .log("shedding load: new increments get 503 until pending counters and waiting requests fit again");
-    } else if (!nowShedding && shedding == 0) {
-      LOG.atInfo().addKeyValue("event", "shedding_end").addKeyValue("duration_ms", millisSince(sheddingStartNanos))
-        .log("shedding over: increments are taken again");
-    }
+    shedding.change(nowShedding);
   }
 
   /** One coalescer's part of a graceful stop: counters it flushed, and those it could not within the timeout. */
@@ -89,5 +75,30 @@ public final class GatewayState {
 
   private static long millisSince(long startNanos) {
     return (System.nanoTime() - startNanos) / 1_000_000;
+  }
+
+  /** A condition some coalescers are in; logged when the first enters it and when the last leaves. */
+  private static final class Episode {
+    private final AtomicInteger writers = new AtomicInteger();
+    private final String event;
+    private final String startMessage;
+    private final String endMessage;
+    private volatile long startNanos;
+
+    Episode(String event, String startMessage, String endMessage) {
+      this.event = event;
+      this.startMessage = startMessage;
+      this.endMessage = endMessage;
+    }
+
+    void change(boolean entering) {
+      int now = writers.addAndGet(entering ? 1 : -1);
+      if (entering && now == 1) {
+        startNanos = System.nanoTime();
+        LOG.atWarn().addKeyValue("event", event + "_start").log(startMessage);
+      } else if (!entering && now == 0) {
+        LOG.atInfo().addKeyValue("event", event + "_end").addKeyValue("duration_ms", millisSince(startNanos)).log(endMessage);
+      }
+    }
   }
 }

@@ -33,7 +33,7 @@ class StructuredLogTest {
   @Test
   @DisplayName("logging.format json writes one JSON object per line with the event's fields")
   void jsonLines() {
-    LogSetup.apply(new LoggingOptions().setFormat(LoggingOptions.Format.JSON), out);
+    logJson();
     GatewayState state = new GatewayState();
     state.writerShedding(true);
     state.writerShedding(false);
@@ -48,7 +48,7 @@ class StructuredLogTest {
   @Test
   @DisplayName("an outage or a shed across many coalescers is one start event and one end event")
   void oneEventPerGatewayWideTransition() {
-    LogSetup.apply(new LoggingOptions().setFormat(LoggingOptions.Format.JSON), out);
+    logJson();
     GatewayState state = new GatewayState();
     state.writerFailing(true);
     state.writerFailing(true);
@@ -71,7 +71,7 @@ class StructuredLogTest {
   @Test
   @DisplayName("start and drain are logged with their figures; secrets and counter ids never appear at INFO")
   void startAndDrainWithoutSecrets() {
-    LogSetup.apply(new LoggingOptions().setFormat(LoggingOptions.Format.JSON), out);
+    logJson();
     JsonObject raw = GatewayFixture.baseConfig(TestDatabases.postgres(), "log_events");
     raw.getJsonObject("database").put("password", PASSWORD);
     raw.put("auth", new JsonObject().put("tokens", new JsonArray().add(TOKEN + ":write+admin")));
@@ -94,6 +94,10 @@ class StructuredLogTest {
     assertThat(text()).doesNotContain(PASSWORD).doesNotContain(TOKEN);
     assertThat(lines).filteredOn(line -> line.getString("level").equals("INFO"))
       .noneMatch(line -> line.encode().contains(COUNTER_ID));
+  }
+
+  private void logJson() {
+    LogSetup.apply(new LoggingOptions().setFormat(LoggingOptions.Format.JSON), out);
   }
 
   private static JsonObject event(List<JsonObject> lines, String name) {
