@@ -66,6 +66,13 @@ class MetricsScrapeTest {
   }
 
   @Test
+  @DisplayName("every metric the dashboard and the alert rules query is in the scrape")
+  void monitoringQueriesRealMetrics() {
+    assertThat(MonitoringFiles.metricNames()).isNotEmpty()
+      .allSatisfy(name -> assertThat(scrape).as(name).containsPattern("(?m)^" + name + "[{ ]"));
+  }
+
+  @Test
   @DisplayName("promtool check metrics finds nothing to complain about in a real scrape")
   void promtoolIsClean() throws Exception {
     Promtool.assumeInstalled();
