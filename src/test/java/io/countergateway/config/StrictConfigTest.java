@@ -10,9 +10,13 @@ import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 
 import static io.countergateway.testing.GatewayFixture.await;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -42,6 +46,31 @@ class StrictConfigTest {
     assertThatThrownBy(() -> ConfigLoader.applyEnvironment(minimal(), Map.of("CG_HTTP_PORTT", "9090")))
       .isInstanceOf(ConfigException.class)
       .hasMessage("CG_HTTP_PORTT: unknown variable (did you mean CG_HTTP_PORT?)");
+  }
+
+  @Test
+  @DisplayName("java -jar with a mistyped variable or key exits with status 2 and the one line naming it")
+  void startUpRefuses(@TempDir Path dir) throws Exception {
+    Path file = dir.resolve("gateway.yaml");
+    Files.writeString(file, "batching:\n  maxDelayMz: 2\nnamespaces:\n  likes: {}\n");
+    assertThat(runMain(Map.of("CG_HTTP_PORTT", "9090"), "--config", "conf/gateway.yaml"))
+      .isEqualTo("2 configuration error: CG_HTTP_PORTT: unknown variable (did you mean CG_HTTP_PORT?)");
+    assertThat(runMain(Map.of(), "--config", file.toString()))
+      .isEqualTo("2 configuration error: batching.maxDelayMz: unknown key (did you mean batching.maxDelayMs?)");
+  }
+
+  /** The exit status and the standard error of {@code Main} run in its own JVM, as an operator starts it. */
+  private static String runMain(Map<String, String> env, String... args) throws Exception {
+    List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+      "-cp", System.getProperty("java.class.path"), "io.countergateway.Main"));
+    command.addAll(List.of(args));
+    ProcessBuilder builder = new ProcessBuilder(command).redirectOutput(ProcessBuilder.Redirect.DISCARD);
+    builder.environment().keySet().removeIf(name -> name.startsWith(ConfigLoader.ENV_PREFIX));
+    builder.environment().putAll(env);
+    Process process = builder.start();
+    String errors = new String(process.getErrorStream().readAllBytes(), StandardCharsets.UTF_8).strip();
+    assertThat(process.waitFor(60, TimeUnit.SECONDS)).isTrue();
+    return process.exitValue() + " " + errors;
   }
 
   @ParameterizedTest(name = "{0}")
