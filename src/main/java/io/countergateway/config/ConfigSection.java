@@ -51,6 +51,7 @@ public final class ConfigSection {
     return new ConfigSection((JsonObject) value, key(name), keys);
   }
 
+  /** The raw section, to list names (namespaces); a value read from it directly is not recorded as known. */
   public JsonObject json() {
     return json;
   }
