@@ -19,12 +19,23 @@ public class GatewayConfig {
   private final List<RollupOptions> rollups = new ArrayList<>();
   private CompactionOptions compaction = new CompactionOptions();
   private IdempotencyOptions idempotency = new IdempotencyOptions();
+  private LoggingOptions logging = new LoggingOptions();
   private final Map<String, NamespaceOptions> namespaces = new LinkedHashMap<>();
   private int shutdownTimeoutMs = 30_000;
 
-  /** Validates the raw tree; the first bad value throws a {@link ConfigException} naming its key. */
+  /**
+   * Validates the raw tree; the first bad value, or a key no option reads, throws a {@link ConfigException}
+   * naming its key.
+   */
   public static GatewayConfig fromJson(JsonObject json) {
     ConfigSection root = new ConfigSection(json, "");
+    GatewayConfig config = read(root);
+    root.rejectUnknownKeys();
+    return config;
+  }
+
+  /** Reads every option through {@code root}, which records each key asked for. */
+  static GatewayConfig read(ConfigSection root) {
     GatewayConfig config = new GatewayConfig();
     config.http = HttpOptions.from(root.section("http"));
     config.database = DatabaseOptions.from(root.section("database"));
@@ -32,6 +43,7 @@ public class GatewayConfig {
     config.limits = LimitsOptions.from(root.section("limits"));
     config.reads = ReadOptions.from(root.section("reads"));
     config.auth = AuthOptions.from(root.section("auth"));
+    config.logging = LoggingOptions.from(root.section("logging"));
     config.shutdownTimeoutMs = root.section("shutdown").intValue("timeoutMs", 30_000, 100, 3_600_000);
     ConfigSection namespaces = root.section("namespaces");
     for (String name : namespaces.json().fieldNames()) {
@@ -40,12 +52,13 @@ public class GatewayConfig {
     if (config.namespaces.isEmpty()) {
       throw new ConfigException("namespaces", "must declare at least one namespace (record type)");
     }
-    checkBatchesFit(config.batching, config.limits);
-    for (ConfigSection rollup : root.sections("rollups")) {
-      config.addRollup(RollupOptions.from(rollup));
-    }
     config.compaction = CompactionOptions.from(root.section("compaction"));
     config.idempotency = IdempotencyOptions.from(root.section("idempotency"));
+    for (ConfigSection rollup : root.sections("rollups")) {
+      config.addRollup(RollupOptions.from(rollup));
+      rollup.rejectUnknownKeys();
+    }
+    checkBatchesFit(config.batching, config.limits);
     return config;
   }
 
@@ -168,6 +181,10 @@ public class GatewayConfig {
   public GatewayConfig setAuth(AuthOptions auth) {
     this.auth = auth;
     return this;
+  }
+
+  public LoggingOptions getLogging() {
+    return logging;
   }
 
   public int getShutdownTimeoutMs() {

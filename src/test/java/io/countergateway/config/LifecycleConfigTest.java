@@ -45,6 +45,8 @@ class LifecycleConfigTest {
     assertThatThrownBy(() -> GatewayConfig.fromJson(config(withoutKey))).hasMessageStartingWith("rollups[0].keyColumn:");
     assertThatThrownBy(() -> GatewayConfig.fromJson(config(rollup().put("intervalSeconds", 0))))
       .hasMessage("rollups[0].intervalSeconds: must be between 1 and 86400, got 0");
+    assertThatThrownBy(() -> GatewayConfig.fromJson(config(rollup().put("valueColumm", "x"))))
+      .hasMessage("rollups[0].valueColumm: unknown key (did you mean rollups[0].valueColumn?)");
     JsonObject twice = config(rollup());
     twice.getJsonArray("rollups").add(rollup().put("table", "other"));
     assertThatThrownBy(() -> GatewayConfig.fromJson(twice)).hasMessage("rollups[1].namespace: 'downloads' already has a roll-up");
