@@ -12,6 +12,8 @@ import io.countergateway.store.KeyedWrites;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -54,11 +56,25 @@ public final class IdempotentIncrements {
   private final GatewayServices services;
   private final KeyedWrites writes;
   private final List<Future<?>> inFlight = new ArrayList<>();
+  private final Counter written;
+  private final Counter replayed;
+  private final Counter refused;
 
   public IdempotentIncrements(Vertx vertx, GatewayServices services) {
     this.vertx = vertx;
     this.services = services;
     this.writes = new KeyedWrites(vertx, services.config().getDatabase(), services.config().getIdempotency().getPoolSize());
+    // the same meters for every ingest verticle: Micrometer hands back the one already registered
+    written = outcome(services.registry(), "written");
+    replayed = outcome(services.registry(), "replayed");
+    refused = outcome(services.registry(), "refused");
+  }
+
+  private static Counter outcome(MeterRegistry registry, String outcome) {
+    return Counter.builder("gateway.idempotency.requests").tag("outcome", outcome)
+      .description("requests with an idempotency key: written (counted), replayed (answered again, not counted), "
+        + "refused (409 key in use, 422 key reused)")
+      .register(registry);
   }
 
   /** The key as sent, checked: 1 to 255 printable ASCII characters. Null when absent. */
@@ -87,6 +103,7 @@ public final class IdempotentIncrements {
       return Future.failedFuture(ApiError.unavailable("overloaded", "too many requests with idempotency keys in flight"));
     }
     if (!services.state().claimKey(key)) {
+      refused.increment();
       return Future.failedFuture(new ApiError(409, "idempotency_key_in_use",
         "a request with this idempotency key is still being written; repeat it later", HEADER));
     }
@@ -106,10 +123,13 @@ public final class IdempotentIncrements {
       if (result.succeeded()) {
         KeyedWrites.Outcome outcome = result.result();
         if (outcome.written()) {
+          written.increment();
           answered.complete(new Answer(request.status(), request.answer(), false));
         } else if (outcome.fingerprint().equals(request.fingerprint())) {
+          replayed.increment();
           answered.complete(new Answer(outcome.status(), outcome.answer(), true));
         } else {
+          refused.increment();
           answered.fail(new ApiError(422, "idempotency_key_reused",
             "this idempotency key was used for a different request; nothing was counted", HEADER));
         }

@@ -77,6 +77,8 @@ class IdempotencyTest {
       assertThat(replay.bodyAsJsonObject()).isEqualTo(new JsonObject().put("type", "likes").put("id", id).put("delta", 7)
         .put("ack", "commit"));
       assertThat(await(first.sumInTable("likes", id))).isEqualTo(7);
+      assertThat(await(second.http.get("/metrics").send()).bodyAsString())
+        .contains("gateway_idempotency_requests_total{outcome=\"replayed\"");
     }
   }
 
