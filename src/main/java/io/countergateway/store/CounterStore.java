@@ -31,7 +31,18 @@ public interface CounterStore {
   /** Deletes every slot of a counter. */
   Future<Void> reset(CounterKey key);
 
-  /** Deletes flush ids committed longer ago than {@code olderThanSeconds}; returns how many. */
+  /**
+   * The writer has answered every request of this flush as formed (and of its halves): none of its ids will be
+   * attempted again, so they may be deleted once the source's fence passes them (see {@link FlushFence}).
+   */
+  default void flushSettled(Flush formed) {
+  }
+
+  /**
+   * Closes the flush sources silent for {@code olderThanSeconds} (processes that died) and deletes their ids, and
+   * the ids older than that of no registered source (written by a gateway of the previous version); returns how
+   * many ids went. The ids of live sources go as their flushes settle (see {@link FlushFence}).
+   */
   Future<Integer> pruneFlushIds(int olderThanSeconds);
 
   /** A cheap round trip, for readiness. */

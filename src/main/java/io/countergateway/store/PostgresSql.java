@@ -17,6 +17,9 @@ final class PostgresSql {
   final String sumByIds;
   final String reset;
   final String pruneFlushIds;
+  final String registerSource;
+  final String raiseFence;
+  final String deleteFlushIds;
   final boolean exactlyOnce;
   /**
    * The increments of one request that carries an idempotency key, committed in one statement with the key's row
@@ -30,12 +33,19 @@ final class PostgresSql {
   PostgresSql(String table, boolean exactlyOnce) {
     // One round trip whatever the batch size: the rows travel as four arrays. The flush id insert and the
     // upsert are one statement, so they commit together; a repeated id inserts nothing and so writes nothing.
+    // With flush ids, the statement also takes its source's row shared and writes only at or above the fence (see
+    // FlushFence); it answers the fence (null: source not registered) and the rows written (0: already committed).
     upsertFlush = exactlyOnce ? """
-      WITH f AS (INSERT INTO %1$s_flushes (flush_id) VALUES ($5) ON CONFLICT DO NOTHING RETURNING 1)
-      INSERT INTO %1$s AS c (record_type, record_id, slot, count)
-      SELECT u.t, u.i, u.s, u.n FROM UNNEST($1::text[], $2::text[], $3::int2[], $4::int8[]) AS u(t, i, s, n)
-      WHERE EXISTS (SELECT 1 FROM f)
-      ON CONFLICT (record_type, record_id, slot) DO UPDATE SET %2$s
+      WITH s AS (SELECT fence FROM %1$s_flush_sources WHERE source = $6 FOR SHARE),
+      f AS (INSERT INTO %1$s_flushes (flush_id) SELECT $5 WHERE (SELECT fence FROM s) <= $7
+        ON CONFLICT DO NOTHING RETURNING 1),
+      w AS (
+        INSERT INTO %1$s AS c (record_type, record_id, slot, count)
+        SELECT u.t, u.i, u.s, u.n FROM UNNEST($1::text[], $2::text[], $3::int2[], $4::int8[]) AS u(t, i, s, n)
+        WHERE EXISTS (SELECT 1 FROM f)
+        ON CONFLICT (record_type, record_id, slot) DO UPDATE SET %2$s
+        RETURNING 1)
+      SELECT (SELECT fence FROM s), (SELECT count(*) FROM w)
       """.formatted(table, UPSERT_SET) : """
       INSERT INTO %1$s AS c (record_type, record_id, slot, count)
       SELECT u.t, u.i, u.s, u.n FROM UNNEST($1::text[], $2::text[], $3::int2[], $4::int8[]) AS u(t, i, s, n)
@@ -58,7 +68,28 @@ final class PostgresSql {
     sumByIds = "SELECT record_id, SUM(count) FROM %s WHERE record_type = $1 AND record_id = ANY($2) GROUP BY record_id"
       .formatted(table);
     reset = "DELETE FROM %s WHERE record_type = $1 AND record_id = $2".formatted(table);
-    pruneFlushIds = "DELETE FROM %s_flushes WHERE committed_at < now() - make_interval(secs => $1::int)".formatted(table);
+    registerSource = "INSERT INTO %s_flush_sources (source, fence) VALUES ($1, 0) ON CONFLICT DO NOTHING".formatted(table);
+    // first statement of the fence transaction: it waits for every flush statement holding the row shared
+    raiseFence = "UPDATE %s_flush_sources SET fence = GREATEST(fence, $2), heartbeat_at = now() WHERE source = $1 AND fence < $3"
+      .formatted(table);
+    deleteFlushIds = "DELETE FROM %s_flushes WHERE flush_id = ANY($1)".formatted(table);
+    // Sources silent for the retention are closed (their late flushes fail, see FlushFence) and lose their ids; ids
+    // of no registered source (written by a gateway of the previous version) go by age, as they always did.
+    pruneFlushIds = """
+      WITH closed AS (
+        UPDATE %1$s_flush_sources SET fence = $2 WHERE heartbeat_at < now() - make_interval(secs => $1::int) AND fence < $2
+        RETURNING source
+      ), dead AS (
+        DELETE FROM %1$s_flushes WHERE split_part(flush_id, ':', 1) IN (
+          SELECT source FROM closed UNION ALL SELECT source FROM %1$s_flush_sources WHERE fence = $2)
+        RETURNING 1
+      ), legacy AS (
+        DELETE FROM %1$s_flushes f WHERE committed_at < now() - make_interval(secs => $1::int)
+          AND NOT EXISTS (SELECT 1 FROM %1$s_flush_sources s WHERE s.source = split_part(f.flush_id, ':', 1))
+        RETURNING 1
+      )
+      SELECT (SELECT count(*) FROM dead) + (SELECT count(*) FROM legacy)
+      """.formatted(table);
   }
 
   /** The first four arguments of the UNNEST upserts: the rows as arrays of types, ids, slots and deltas. */

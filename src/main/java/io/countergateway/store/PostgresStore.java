@@ -4,6 +4,7 @@ import io.countergateway.batch.Flush;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.Tuple;
 
 import java.math.BigInteger;
@@ -17,9 +18,25 @@ final class PostgresStore extends PooledCounterStore {
   private final String table;
 
   PostgresStore(Vertx vertx, Supplier<Pool> pools, long attemptTimeoutMs, PostgresSql sql, String table) {
-    super(vertx, pools, attemptTimeoutMs, sql.reset, sql.pruneFlushIds);
+    super(vertx, pools, attemptTimeoutMs, sql.reset);
     this.sql = sql;
     this.table = table;
+    if (sql.exactlyOnce) {
+      fence = new FlushFence(vertx, new FlushFence.Sql() {
+        @Override
+        public Future<Void> register(String source) {
+          return bounded(pool -> pool.preparedQuery(sql.registerSource).execute(Tuple.of(source)).mapEmpty());
+        }
+
+        @Override
+        public Future<Void> advance(String source, long newFence, List<String> ids) {
+          return bounded(pool -> pool.withTransaction(conn -> conn.preparedQuery(sql.raiseFence)
+            .execute(Tuple.of(source, newFence, FlushFence.CLOSED))
+            .compose(raised -> conn.preparedQuery(sql.deleteFlushIds).execute(Tuple.of((Object) ids.toArray(String[]::new))))
+            .mapEmpty()));
+        }
+      });
+    }
   }
 
   @Override
@@ -33,14 +50,24 @@ final class PostgresStore extends PooledCounterStore {
   }
 
   @Override
+  public Future<Integer> pruneFlushIds(int olderThanSeconds) {
+    return pool.preparedQuery(sql.pruneFlushIds).execute(Tuple.of(olderThanSeconds, FlushFence.CLOSED))
+      .map(rows -> rows.iterator().next().getLong(0).intValue());
+  }
+
+  @Override
   public Future<WriteOutcome> write(Flush flush) {
     Tuple arguments = PostgresSql.rowArrays(flush.rows());
-    if (sql.exactlyOnce) {
-      arguments.addString(flush.id());
+    if (!sql.exactlyOnce) {
+      return bounded(pool -> pool.preparedQuery(sql.upsertFlush).execute(arguments).map(WriteOutcome.COMMITTED));
     }
-    return bounded(pool -> pool.preparedQuery(sql.upsertFlush)
-      .execute(arguments)
-      .map(result -> result.rowCount() == 0 ? WriteOutcome.ALREADY_COMMITTED : WriteOutcome.COMMITTED));
+    arguments.addString(flush.id()).addString(FlushFence.source(flush.id())).addLong(FlushFence.sequence(flush.id()));
+    return fence.beforeWrite(flush)
+      .compose(registered -> bounded(pool -> pool.preparedQuery(sql.upsertFlush).execute(arguments).map(rows -> {
+        Row row = rows.iterator().next();
+        return FlushFence.outcome(flush, row.getLong(0), row.getLong(1));
+      })))
+      .onSuccess(outcome -> fence.written(flush));
   }
 
   @Override
