@@ -80,14 +80,9 @@ final class FlushFence {
   }
 
   /**
-   * What a flush statement found: its source's fence (null when the source has no row) and the rows it wrote. A
-   * missing or closed source is an error, never "already committed": nothing proves the flush was written.
+   * A flush of a source without a row, or closed as dead, is an error, never "already committed": nothing proves it
+   * was written. (PostgreSQL raises it in the flush statement itself.)
    */
-  static WriteOutcome outcome(Flush flush, Long fence, long rowsWritten) {
-    requireOpen(flush, fence);
-    return rowsWritten == 0 ? WriteOutcome.ALREADY_COMMITTED : WriteOutcome.COMMITTED;
-  }
-
   static void requireOpen(Flush flush, Long fence) {
     if (fence == null) {
       throw new IllegalStateException("flush source " + source(flush.id()) + " has no row in the flush-sources table");

@@ -34,19 +34,20 @@ final class PostgresSql {
     // One round trip whatever the batch size: the rows travel as four arrays. The flush id insert and the
     // upsert are one statement, so they commit together; a repeated id inserts nothing and so writes nothing.
     // With flush ids, the statement also takes its source's row shared and writes only at or above the fence (see
-    // FlushFence); it answers the fence (null: source not registered) and the rows written (0: already committed).
+    // FlushFence). A source without a row, or closed as dead, fails the statement — with an unknown setting's error
+    // (42704), an outage to the writer, never a refused value — rather than let it pass for already committed.
     upsertFlush = exactlyOnce ? """
       WITH s AS (SELECT fence FROM %1$s_flush_sources WHERE source = $6 FOR SHARE),
-      f AS (INSERT INTO %1$s_flushes (flush_id) SELECT $5 WHERE (SELECT fence FROM s) <= $7
-        ON CONFLICT DO NOTHING RETURNING 1),
-      w AS (
-        INSERT INTO %1$s AS c (record_type, record_id, slot, count)
-        SELECT u.t, u.i, u.s, u.n FROM UNNEST($1::text[], $2::text[], $3::int2[], $4::int8[]) AS u(t, i, s, n)
-        WHERE EXISTS (SELECT 1 FROM f)
-        ON CONFLICT (record_type, record_id, slot) DO UPDATE SET %2$s
-        RETURNING 1)
-      SELECT (SELECT fence FROM s), (SELECT count(*) FROM w)
-      """.formatted(table, UPSERT_SET) : """
+      f AS (INSERT INTO %1$s_flushes (flush_id)
+        SELECT $5 WHERE (SELECT CASE WHEN fence IS NULL OR fence = %3$d
+            THEN current_setting('counter_gateway.flush_source_missing_or_closed')::bigint ELSE fence END
+          FROM (SELECT (SELECT fence FROM s) AS fence) AS current) <= $7
+        ON CONFLICT DO NOTHING RETURNING 1)
+      INSERT INTO %1$s AS c (record_type, record_id, slot, count)
+      SELECT u.t, u.i, u.s, u.n FROM UNNEST($1::text[], $2::text[], $3::int2[], $4::int8[]) AS u(t, i, s, n)
+      WHERE EXISTS (SELECT 1 FROM f)
+      ON CONFLICT (record_type, record_id, slot) DO UPDATE SET %2$s
+      """.formatted(table, UPSERT_SET, FlushFence.CLOSED) : """
       INSERT INTO %1$s AS c (record_type, record_id, slot, count)
       SELECT u.t, u.i, u.s, u.n FROM UNNEST($1::text[], $2::text[], $3::int2[], $4::int8[]) AS u(t, i, s, n)
       ON CONFLICT (record_type, record_id, slot) DO UPDATE SET %2$s

@@ -4,7 +4,6 @@ import io.countergateway.batch.Flush;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.sqlclient.Pool;
-import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.Tuple;
 
 import java.math.BigInteger;
@@ -63,10 +62,8 @@ final class PostgresStore extends PooledCounterStore {
     }
     arguments.addString(flush.id()).addString(FlushFence.source(flush.id())).addLong(FlushFence.sequence(flush.id()));
     return fence.beforeWrite(flush)
-      .compose(registered -> bounded(pool -> pool.preparedQuery(sql.upsertFlush).execute(arguments).map(rows -> {
-        Row row = rows.iterator().next();
-        return FlushFence.outcome(flush, row.getLong(0), row.getLong(1));
-      })))
+      .compose(registered -> bounded(pool -> pool.preparedQuery(sql.upsertFlush).execute(arguments)
+        .map(result -> result.rowCount() == 0 ? WriteOutcome.ALREADY_COMMITTED : WriteOutcome.COMMITTED)))
       .onSuccess(outcome -> fence.written(flush));
   }
 
