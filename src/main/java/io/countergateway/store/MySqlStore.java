@@ -44,7 +44,8 @@ final class MySqlStore extends PooledCounterStore {
 
         @Override
         public Future<Void> advance(String source, long newFence, List<String> ids) {
-          return inTransaction(conn -> conn.preparedQuery(sql.raiseFence).execute(Tuple.of(newFence, source, FlushFence.CLOSED))
+          return inTransaction(conn -> conn.preparedQuery(sql.raiseFence)
+            .execute(Tuple.of(newFence, source, FlushFence.CLOSED))
             .compose(raised -> deleteIds(conn, ids)));
         }
       });
@@ -56,7 +57,8 @@ final class MySqlStore extends PooledCounterStore {
     Future<?> chain = Future.succeededFuture();
     for (int from = 0; from < ids.size(); from += largest) {
       List<String> chunk = ids.subList(from, Math.min(ids.size(), from + largest));
-      chain = chain.compose(v -> conn.preparedQuery(sql.deleteFlushIds(chunk.size())).execute(Tuple.wrap(new ArrayList<Object>(chunk))));
+      chain = chain.compose(v -> conn.preparedQuery(sql.deleteFlushIds(chunk.size()))
+        .execute(Tuple.wrap(new ArrayList<Object>(chunk))));
     }
     return chain.mapEmpty();
   }
