@@ -1,6 +1,7 @@
 package io.countergateway;
 
 import io.countergateway.bench.BenchCommand;
+import io.countergateway.cluster.EventBusCluster;
 import io.countergateway.config.ConfigException;
 import io.countergateway.config.ConfigLoader;
 import io.countergateway.config.DatabaseOptions;
@@ -48,6 +49,17 @@ public final class Main implements Callable<Integer> {
       await(vertx.close());
       return 2;
     }
+    if (config.getCluster().isEnabled()) {
+      await(vertx.close());
+      try {
+        vertx = await(EventBusCluster.join(config.getCluster()));
+      } catch (Exception e) {
+        System.err.println("cannot join the cluster: " + e);
+        return 1;
+      }
+      LOG.info("joined cluster '{}' as {}:{}", config.getCluster().getName(), config.getCluster().getHost(),
+        config.getCluster().getPort());
+    }
     EmbeddedPostgresServer embedded = startEmbeddedDatabase(config.getDatabase());
     Gateway gateway;
     try {
@@ -60,10 +72,11 @@ public final class Main implements Callable<Integer> {
 
     CountDownLatch stopped = new CountDownLatch(1);
     AtomicBoolean stopping = new AtomicBoolean();
+    Vertx running = vertx;
     Runnable shutdown = () -> {
       if (stopping.compareAndSet(false, true)) {
         LOG.info("stopping: no new increments, flushing what is pending");
-        gateway.stop().eventually(vertx::close).onComplete(done -> stopped.countDown());
+        gateway.stop().eventually(running::close).onComplete(done -> stopped.countDown());
       }
     };
     // Our own signal handlers, not a shutdown hook: the flush must finish before the embedded database stops.

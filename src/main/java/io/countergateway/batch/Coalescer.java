@@ -22,6 +22,7 @@ import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.IntSupplier;
 
 /**
  * Sums deltas per counter and turns them into few, large, ordered flushes (DESIGN §3). Confined to one event
@@ -62,13 +63,14 @@ public final class Coalescer {
     List<Ack> acks;
   }
 
-  public Coalescer(Vertx vertx, CounterStore store, GatewayConfig config, GatewayState state, int instanceIndex, int instanceCount) {
+  /** {@code lane}: the replica lane this coalescer writes (see {@link SlotPicker}); read at every flush. */
+  public Coalescer(Vertx vertx, CounterStore store, GatewayConfig config, GatewayState state, int instanceIndex, IntSupplier lane) {
     this.vertx = vertx;
     this.writer = new FlushWriter(vertx, store, config.getBatching(), state);
     this.config = config;
     this.options = config.getBatching();
     this.state = state;
-    this.slots = new SlotPicker(instanceIndex, instanceCount);
+    this.slots = new SlotPicker(lane, config.getBatching().getMaxInFlight());
     this.flushIdPrefix = Long.toUnsignedString(java.util.concurrent.ThreadLocalRandom.current().nextLong(), 36) + "-" + instanceIndex + "-";
     this.timeoutNanos = config.getLimits().getRequestTimeoutMs() * 1_000_000L;
   }

@@ -32,7 +32,10 @@ public final class ConfigLoader {
     "limits.maxHeaderBytes", "limits.idleTimeoutSeconds",
     "limits.maxBodyBytes", "limits.maxIdLength", "limits.idPattern", "limits.minDelta", "limits.maxDelta",
     "limits.maxBatchIncrements", "limits.requestTimeoutMs", "limits.maxReadIds",
-    "reads.instances", "reads.cacheMillis", "shutdown.timeoutMs"
+    "reads.instances", "reads.cacheMillis", "shutdown.timeoutMs",
+    "cluster.enabled", "cluster.name", "cluster.host", "cluster.port", "cluster.busPort", "cluster.members",
+    "cluster.join", "cluster.kubernetesServiceDns", "cluster.kubernetesServiceName", "cluster.kubernetesNamespace",
+    "cluster.memberTimeoutSeconds", "lanes.enabled", "lanes.leaseMs"
   };
 
   private ConfigLoader() {

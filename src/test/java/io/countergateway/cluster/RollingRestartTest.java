@@ -1,0 +1,192 @@
+package io.countergateway.cluster;
+
+import io.countergateway.testing.GatewayFixture;
+import io.countergateway.testing.GatewayProcess;
+import io.countergateway.testing.TestDatabases;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.http.PoolOptions;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.client.WebClient;
+import io.vertx.ext.web.client.WebClientOptions;
+import io.vertx.pgclient.PgBuilder;
+import io.vertx.pgclient.PgConnectOptions;
+import io.vertx.sqlclient.Pool;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
+
+import java.net.ConnectException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+import static io.countergateway.testing.GatewayFixture.await;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Three gateway processes on one PostgreSQL, committing increments through all three while each is stopped with
+ * SIGTERM and started again in turn. About a minute of six JVM starts on two cores, so opt-in:
+ * {@code mvn test -Dtest=RollingRestartTest -Drolling=true}.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@EnabledIfSystemProperty(named = "rolling", matches = "true")
+class RollingRestartTest {
+  private static final String TABLE = "rolling_counters";
+  private static final int SENDERS = 24;
+
+  private final List<GatewayProcess> gateways = new ArrayList<>();
+  private final Vertx vertx = Vertx.vertx();
+
+  @AfterAll
+  void stopAll() {
+    gateways.forEach(GatewayProcess::close);
+    await(vertx.close());
+  }
+
+  @Test
+  @DisplayName("three replicas restarted one by one under load: every 200 is counted exactly once, and replicas never wait on each other's row locks")
+  void rollingRestartCountsEveryCommitOnce() throws InterruptedException {
+    JsonObject database = TestDatabases.postgres();
+    List<Integer> ports = new ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      int port = GatewayProcess.freePort();
+      ports.add(port);
+      JsonObject config = GatewayFixture.baseConfig(database, TABLE);
+      config.getJsonObject("http").put("port", port);
+      gateways.add(GatewayProcess.start("rolling-" + i, config));
+    }
+    gateways.forEach(gateway -> gateway.awaitListening(Duration.ofSeconds(90)));
+    Pool sql = PgBuilder.pool().connectingTo(new PgConnectOptions().setHost(database.getString("host"))
+      .setPort(database.getInteger("port")).setDatabase(database.getString("name")).setUser(database.getString("user")))
+      .using(vertx).build();
+    LockWaitSampler sampler = new LockWaitSampler(vertx, sql);
+    WebClient http = WebClient.create(vertx, new WebClientOptions().setDefaultHost("127.0.0.1").setConnectTimeout(1_000),
+      new PoolOptions().setHttp1MaxSize(SENDERS));
+
+    Load load = new Load(http, ports);
+    for (int sender = 0; sender < SENDERS; sender++) {
+      int first = sender;
+      vertx.runOnContext(v -> load.send(first));
+    }
+    List<String> restarts = new ArrayList<>();
+    for (GatewayProcess gateway : gateways) {
+      Thread.sleep(1_500);
+      long stopping = System.nanoTime();
+      int exit = gateway.stopGracefully(Duration.ofSeconds(40));
+      long stopped = System.nanoTime();
+      gateway.restart().awaitListening(Duration.ofSeconds(90));
+      restarts.add(String.format("%s: exit %d, stop %d ms, start %d ms", gateway.name(), exit,
+        (stopped - stopping) / 1_000_000, (System.nanoTime() - stopped) / 1_000_000));
+      assertThat(exit).as(gateway.name() + " exits cleanly after SIGTERM").isZero();
+    }
+    Thread.sleep(1_500);
+    load.stop();
+    await(load.finished());
+    sampler.stop();
+    long sum = await(sql.query("SELECT COALESCE(SUM(count), 0) FROM " + TABLE).execute()
+      .map(rows -> rows.iterator().next().getNumeric(0).longValue()));
+
+    System.out.printf("rolling restart on PostgreSQL, 3 replicas x 2 ingest verticles, %d senders%n%s%n"
+        + "| sent | 200 | 503 | 504 | refused (down) | other errors | SUM | lock-wait samples |%n"
+        + "| %d | %d | %d | %d | %d | %d %s | %d | %d of %d (max %d waiting) |%n",
+      SENDERS, String.join("\n", restarts), load.sent.get(), load.count("200"), load.count("503"), load.count("504"),
+      load.count("refused"), load.count("other"), load.otherErrors, sum, sampler.samplesWithWaits.get(),
+      sampler.samples.get(), sampler.maxWaiting.get());
+    long ok = load.count("200");
+    long unknown = load.count("504") + load.count("other");
+    assertThat(ok).isPositive();
+    assertThat(sum).as("every 200 is in the table").isGreaterThanOrEqualTo(ok);
+    assertThat(sum).as("nothing counted twice or without an answer that allows it").isLessThanOrEqualTo(ok + unknown);
+    assertThat(sampler.samplesWithWaits.get()).as("replicas on disjoint lanes never wait on each other's row locks").isZero();
+    await(sql.close());
+  }
+
+  /** Senders that each post one increment at a time, walking the three gateways in turn. */
+  private static final class Load {
+    final AtomicLong sent = new AtomicLong();
+    final Map<String, AtomicLong> outcomes = new ConcurrentHashMap<>();
+    final Map<String, AtomicLong> otherErrors = new ConcurrentHashMap<>();
+    private final WebClient http;
+    private final List<Integer> ports;
+    private final AtomicInteger running = new AtomicInteger();
+    private final io.vertx.core.Promise<Void> finished = io.vertx.core.Promise.promise();
+    private volatile boolean stopping;
+
+    Load(WebClient http, List<Integer> ports) {
+      this.http = http;
+      this.ports = ports;
+    }
+
+    void send(int turn) {
+      if (stopping) {
+        if (running.get() == 0) {
+          finished.tryComplete();
+        }
+        return;
+      }
+      running.incrementAndGet();
+      sent.incrementAndGet();
+      int port = ports.get(turn % ports.size());
+      http.post(port, "127.0.0.1", "/v1/counters/downloads/rolling-" + (turn % 10) + "/increments").send()
+        .onComplete(done -> {
+          if (done.succeeded()) {
+            outcomes.computeIfAbsent(Integer.toString(done.result().statusCode()), k -> new AtomicLong()).incrementAndGet();
+          } else if (done.cause() instanceof ConnectException) {
+            outcomes.computeIfAbsent("refused", k -> new AtomicLong()).incrementAndGet();
+          } else {
+            outcomes.computeIfAbsent("other", k -> new AtomicLong()).incrementAndGet();
+            otherErrors.computeIfAbsent(done.cause().getClass().getSimpleName(), k -> new AtomicLong()).incrementAndGet();
+          }
+          running.decrementAndGet();
+          send(turn + 1);
+        });
+    }
+
+    long count(String outcome) {
+      AtomicLong value = outcomes.get(outcome);
+      return value == null ? 0 : value.get();
+    }
+
+    void stop() {
+      stopping = true;
+    }
+
+    Future<Void> finished() {
+      return finished.future();
+    }
+  }
+
+  /** Every 20 ms: how many sessions of the test database wait for a lock (row locks of concurrent flushes). */
+  private static final class LockWaitSampler {
+    final AtomicLong samples = new AtomicLong();
+    final AtomicLong samplesWithWaits = new AtomicLong();
+    final AtomicLong maxWaiting = new AtomicLong();
+    private final Vertx vertx;
+    private final long timer;
+
+    LockWaitSampler(Vertx vertx, Pool sql) {
+      this.vertx = vertx;
+      this.timer = vertx.setPeriodic(20, id -> sql.query(
+          "SELECT COUNT(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()")
+        .execute().onSuccess(rows -> {
+          long waiting = rows.iterator().next().getLong(0);
+          samples.incrementAndGet();
+          if (waiting > 0) {
+            samplesWithWaits.incrementAndGet();
+            maxWaiting.accumulateAndGet(waiting, Math::max);
+          }
+        }));
+    }
+
+    void stop() {
+      vertx.cancelTimer(timer);
+    }
+  }
+}
