@@ -56,6 +56,9 @@ public final class EventBusCluster {
     config.setProperty("hazelcast.local.localAddress", options.getHost());
     config.setProperty("hazelcast.socket.bind.any", "false");
     config.setProperty("hazelcast.heartbeat.interval.seconds", "1");
+    // the cluster holds only event-bus subscriptions: 31 partitions (not 271) make joins and departures cheap
+    config.setProperty("hazelcast.partition.count", "31");
+    config.setProperty("hazelcast.health.monitoring.level", "OFF");
     config.setProperty("hazelcast.max.no.heartbeat.seconds", Integer.toString(options.getMemberTimeoutSeconds()));
 
     NetworkConfig network = config.getNetworkConfig();

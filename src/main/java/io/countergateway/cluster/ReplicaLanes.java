@@ -38,7 +38,6 @@ public final class ReplicaLanes {
   static final int MAX_LANES = 4096;
   private static final int CLAIM_ROUNDS = 20;
   private static final int ATTEMPTS = 3;
-  private static final int CONNECT_TIMEOUT_MS = 5_000;
   private static final long ATTEMPT_SECONDS = 15;
   /** Without leases: a random offset per replica, as before lanes (replicas may then share slot rows). */
   private static final int UNLEASED_OFFSET_RANGE = 1024;
@@ -195,6 +194,7 @@ public final class ReplicaLanes {
     renewing = true;
     pool.preparedQuery(sql.renew()).execute(Tuple.of(leaseMs, owner))
       .compose(renewed -> held())
+      .timeout(leaseMs, TimeUnit.MILLISECONDS)
       .compose(held -> {
         List<Integer> lost = lanes().stream().filter(lane -> !held.contains(lane)).toList();
         if (lost.isEmpty()) {
@@ -239,15 +239,15 @@ public final class ReplicaLanes {
 
   /** One message per namespace with fewer slots than {@code lanesInUse} lanes need. */
   public static List<String> slotShortfalls(GatewayConfig config, int lanesInUse) {
-    int width = config.getBatching().getMaxInFlight();
-    int needed = SlotPicker.slotsNeeded(lanesInUse, width);
+    int maxInFlight = config.getBatching().getMaxInFlight();
+    int needed = SlotPicker.slotsNeeded(lanesInUse, maxInFlight);
     List<String> warnings = new ArrayList<>();
     for (NamespaceOptions namespace : config.getNamespaces().values()) {
       if (namespace.getSlots() < needed) {
         warnings.add("namespace " + namespace.getName() + " has " + namespace.getSlots() + " slots but " + lanesInUse
-          + " lanes are in use (replicas x ingest verticles" + (width > 1 ? " x batching.maxInFlight " + width : "")
-          + "): writers will share slot rows and wait on each other's locks; set namespaces." + namespace.getName()
-          + ".slots to at least " + needed);
+          + " lanes are in use (replicas x ingest verticles), each writing " + SlotPicker.laneWidth(maxInFlight)
+          + " slots (batching.maxInFlight + 1): writers will share slot rows and wait on each other's locks; set namespaces."
+          + namespace.getName() + ".slots to at least " + needed);
       }
     }
     return warnings;
@@ -261,8 +261,9 @@ public final class ReplicaLanes {
   }
 
   private static Pool pool(Vertx vertx, DatabaseOptions database) {
-    PoolOptions options = new PoolOptions().setMaxSize(1)
-      .setConnectionTimeout(CONNECT_TIMEOUT_MS).setConnectionTimeoutUnit(TimeUnit.MILLISECONDS);
+    // no short connection timeout: the 5.0.10 pool loses the request whose wait times out (see leaseAttempt);
+    // the attempt and renewal deadlines bound the waits instead
+    PoolOptions options = new PoolOptions().setMaxSize(1);
     if (database.isPostgres()) {
       return PgBuilder.pool().with(options).connectingTo(new PgConnectOptions()
         .setHost(database.getHost()).setPort(database.getPort()).setDatabase(database.getName())

@@ -24,7 +24,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /** Several gateway replicas (each its own Vert.x, as separate processes would be) on one table. */
 class ReplicaLanesTest {
-  private static final int DOWNLOADS_SLOTS = 8;
+  /** Three replicas of two lanes, two slots per lane (batching.maxInFlight 1, plus one for retries). */
+  private static final int DOWNLOADS_SLOTS = 12;
 
   private static JsonObject database(String kind) {
     return kind.equals("postgres") ? TestDatabases.postgres() : TestDatabases.mariadb();
@@ -42,7 +43,9 @@ class ReplicaLanesTest {
     List<GatewayFixture> replicas = new ArrayList<>();
     try {
       for (int i = 0; i < 3; i++) {
-        replicas.add(GatewayFixture.start(replicaConfig(kind, table, 15_000)));
+        JsonObject config = replicaConfig(kind, table, 15_000);
+        config.getJsonObject("namespaces").getJsonObject("downloads").put("slots", DOWNLOADS_SLOTS);
+        replicas.add(GatewayFixture.start(config));
       }
       GatewayFixture any = replicas.get(0);
       Map<String, List<Integer>> leases = leasesByOwner(any);
@@ -52,10 +55,12 @@ class ReplicaLanesTest {
       for (GatewayFixture replica : replicas) {
         assertThat(leases).containsValue(replica.gateway.lanes());
       }
-      // in any one round, no two lanes map to the same slot of an 8-slot namespace
-      Set<Short> slotsThisRound = new HashSet<>();
+      // in any rounds, no two lanes map to the same slot of the namespace
+      Set<Short> slotsOfAllLanes = new HashSet<>();
       for (int lane : allLanes) {
-        assertThat(slotsThisRound.add(SlotPicker.slotOf(lane, 1, 0, DOWNLOADS_SLOTS))).as("lane %d has a slot of its own", lane).isTrue();
+        Set<Short> ownSlots = slotsOfLane(lane);
+        assertThat(ownSlots).as("slots of lane %d", lane).hasSize(2).doesNotContainAnyElementsOf(slotsOfAllLanes);
+        slotsOfAllLanes.addAll(ownSlots);
       }
 
       for (int r = 0; r < replicas.size(); r++) {
@@ -68,7 +73,7 @@ class ReplicaLanesTest {
       }
       for (int r = 0; r < replicas.size(); r++) {
         Set<Short> ownSlots = new HashSet<>();
-        replicas.get(r).gateway.lanes().forEach(lane -> ownSlots.add(SlotPicker.slotOf(lane, 1, 0, DOWNLOADS_SLOTS)));
+        replicas.get(r).gateway.lanes().forEach(lane -> ownSlots.addAll(slotsOfLane(lane)));
         assertThat(slotsWritten(any, "replica-" + r + "-")).as("slots written by replica %d", r).isSubsetOf(ownSlots);
         assertThat(await(any.sumsInTable("downloads", "replica-" + r + "-"))).hasSize(10).allSatisfy((id, sum) -> assertThat(sum).isEqualTo(20));
       }
@@ -115,9 +120,18 @@ class ReplicaLanesTest {
   @DisplayName("a namespace with fewer slots than the lanes in use is named at start, with the slots it needs")
   void fewSlotsAreReported() {
     GatewayConfig config = GatewayConfig.fromJson(GatewayFixture.baseConfig(TestDatabases.postgres(), "unused"));
-    assertThat(ReplicaLanes.slotShortfalls(config, 6)).singleElement().asString()
-      .contains("namespace likes has 4 slots but 6 lanes are in use").contains("namespaces.likes.slots to at least 6");
-    assertThat(ReplicaLanes.slotShortfalls(config, 4)).isEmpty();
+    assertThat(ReplicaLanes.slotShortfalls(config, 3)).singleElement().asString()
+      .contains("namespace likes has 4 slots but 3 lanes are in use").contains("namespaces.likes.slots to at least 6");
+    assertThat(ReplicaLanes.slotShortfalls(config, 2)).isEmpty();
+  }
+
+  /** Every slot a lane walks through, over enough rounds to come back to its first. */
+  private static Set<Short> slotsOfLane(int lane) {
+    Set<Short> slots = new HashSet<>();
+    for (int round = 0; round < 10; round++) {
+      slots.add(SlotPicker.slotOf(lane, 1, round, DOWNLOADS_SLOTS));
+    }
+    return slots;
   }
 
   private static Map<String, List<Integer>> leasesByOwner(GatewayFixture fixture) {
