@@ -3,6 +3,8 @@ package io.countergateway;
 import io.countergateway.cluster.ReplicaLanes;
 import io.countergateway.config.GatewayConfig;
 import io.countergateway.ingest.IngestVerticle;
+import io.countergateway.logging.ConfigSummary;
+import io.countergateway.metrics.GatewayMeters;
 import io.countergateway.read.ReadVerticle;
 import io.countergateway.store.CounterStore;
 import io.countergateway.store.SqlStores;
@@ -45,6 +47,7 @@ public final class Gateway {
 
   public static Future<Gateway> start(Vertx vertx, GatewayConfig config, MeterRegistry registry) {
     GatewayServices services = new GatewayServices(config, new GatewayState(), registry);
+    GatewayMeters.register(registry, services.state());
     if (config.getHttp().getPort() == 0) {
       config.getHttp().setPort(freePort());
     }
@@ -56,8 +59,7 @@ public final class Gateway {
         gateway.lanes = lanes;
         return gateway.deploy().timeout(START_TIMEOUT_SECONDS, TimeUnit.SECONDS);
       })
-      .onSuccess(v -> LOG.info("counter-gateway listening on http://{}:{} ({} ingest verticles, database {})",
-        config.getHttp().getHost(), gateway.port, gateway.ingestDeployments.size(), config.getDatabase()))
+      .onSuccess(v -> ConfigSummary.logStart(LOG, config, gateway.port, gateway.ingestDeployments.size()))
       .map(gateway);
   }
 
@@ -74,7 +76,7 @@ public final class Gateway {
    * Each attempt therefore has its own deadline and a fresh pool.
    */
   private Future<Void> createSchemaAttempt(int attempt) {
-    CounterStore store = SqlStores.create(vertx, services.config().getDatabase(), 1);
+    CounterStore store = SqlStores.create(vertx, services.config().getDatabase(), 1, SCHEMA_ATTEMPT_SECONDS * 1000L);
     return store.createSchema()
       .timeout(SCHEMA_ATTEMPT_SECONDS, TimeUnit.SECONDS)
       .eventually(store::close)
@@ -121,8 +123,10 @@ public final class Gateway {
 
   /** Graceful stop: readiness goes false, intake stops, everything pending is flushed, pools close. */
   public Future<Void> stop() {
+    long startNanos = System.nanoTime();
     services.state().startDraining();
     return Future.join(ingestDeployments.stream().map(vertx::undeploy).toList())
+      .onComplete(ingest -> services.state().logDrain(startNanos))
       .transform(ingest -> lanes == null ? Future.succeededFuture() : lanes.release())
       .transform(released -> Future.join(readDeployments.stream().map(vertx::undeploy).toList()))
       .mapEmpty();

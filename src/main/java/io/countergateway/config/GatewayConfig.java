@@ -16,12 +16,23 @@ public class GatewayConfig {
   private AuthOptions auth = new AuthOptions();
   private ClusterOptions cluster = new ClusterOptions();
   private LaneOptions lanes = new LaneOptions();
+  private LoggingOptions logging = new LoggingOptions();
   private final Map<String, NamespaceOptions> namespaces = new LinkedHashMap<>();
   private int shutdownTimeoutMs = 30_000;
 
-  /** Validates the raw tree; the first bad value throws a {@link ConfigException} naming its key. */
+  /**
+   * Validates the raw tree; the first bad value, or a key no option reads, throws a {@link ConfigException}
+   * naming its key.
+   */
   public static GatewayConfig fromJson(JsonObject json) {
     ConfigSection root = new ConfigSection(json, "");
+    GatewayConfig config = read(root);
+    root.rejectUnknownKeys();
+    return config;
+  }
+
+  /** Reads every option through {@code root}, which records each key asked for. */
+  static GatewayConfig read(ConfigSection root) {
     GatewayConfig config = new GatewayConfig();
     config.http = HttpOptions.from(root.section("http"));
     config.database = DatabaseOptions.from(root.section("database"));
@@ -31,6 +42,7 @@ public class GatewayConfig {
     config.auth = AuthOptions.from(root.section("auth"));
     config.cluster = ClusterOptions.from(root.section("cluster"));
     config.lanes = LaneOptions.from(root.section("lanes"));
+    config.logging = LoggingOptions.from(root.section("logging"));
     config.shutdownTimeoutMs = root.section("shutdown").intValue("timeoutMs", 30_000, 100, 3_600_000);
     ConfigSection namespaces = root.section("namespaces");
     for (String name : namespaces.json().fieldNames()) {
@@ -39,7 +51,24 @@ public class GatewayConfig {
     if (config.namespaces.isEmpty()) {
       throw new ConfigException("namespaces", "must declare at least one namespace (record type)");
     }
+    checkBatchesFit(config.batching, config.limits);
     return config;
+  }
+
+  /**
+   * A batch is taken by one coalescer whole or not at all, one pending counter and one waiting request per counter:
+   * a batch the limits allow must fit in an empty coalescer, or it would get 503 forever and shed for nothing.
+   */
+  private static void checkBatchesFit(BatchingOptions batching, LimitsOptions limits) {
+    int batch = limits.getMaxBatchIncrements();
+    if (batching.getMaxPendingKeys() < batch) {
+      throw new ConfigException("batching.maxPendingKeys", "must be at least limits.maxBatchIncrements (" + batch
+        + "), got " + batching.getMaxPendingKeys());
+    }
+    if (batching.getMaxWaitingRequests() < batch) {
+      throw new ConfigException("batching.maxWaitingRequests", "must be at least limits.maxBatchIncrements (" + batch
+        + "), got " + batching.getMaxWaitingRequests());
+    }
   }
 
   public GatewayConfig addNamespace(NamespaceOptions namespace) {
@@ -126,6 +155,10 @@ public class GatewayConfig {
   public GatewayConfig setLanes(LaneOptions lanes) {
     this.lanes = lanes;
     return this;
+  }
+
+  public LoggingOptions getLogging() {
+    return logging;
   }
 
   public int getShutdownTimeoutMs() {

@@ -51,7 +51,7 @@ public class IngestVerticle extends VerticleBase {
   public Future<?> start() {
     GatewayConfig config = services.config();
     store = SqlStores.create(vertx, config.getDatabase(), config.getBatching().getMaxInFlight(),
-      config.getBatching().isExactlyOnce());
+      config.getBatching().isExactlyOnce(), config.getBatching().getWriteTimeoutMs());
     coalescer = new Coalescer(vertx, store, config, services.state(), index, lane);
     coalescer.registerMetrics(services.registry(), index);
     coalescer.start();
@@ -74,8 +74,10 @@ public class IngestVerticle extends VerticleBase {
   @Override
   public Future<?> stop() {
     long timeoutMs = services.config().getShutdownTimeoutMs();
+    int pendingAtStop = coalescer.pendingKeys();
     Future<Void> drained = coalescer.drain()
       .timeout(timeoutMs, TimeUnit.MILLISECONDS)
+      .onComplete(done -> services.state().drained(pendingAtStop - coalescer.pendingKeys(), coalescer.pendingKeys()))
       .onFailure(e -> LOG.error("shutdown: {} counters could not be flushed within {} ms: {}",
         coalescer.pendingKeys(), timeoutMs, e.toString()));
     Future<Void> closed = server == null ? Future.succeededFuture() : server.shutdown(timeoutMs, TimeUnit.MILLISECONDS);
