@@ -72,14 +72,15 @@ public final class Gateway {
 
   /**
    * Replicas starting together on a loaded machine can wait longer than the pool's connection timeout, and the
-   * 5.0.10 pool then loses the failure (a NullPointerException in its cancel path): the attempt never completes.
-   * Each attempt therefore has its own deadline and a fresh pool.
+   * 5.0.10 pool then loses the failure (a NullPointerException in its cancel path, and again in its close): the
+   * attempt never completes, nor does closing its pool. Each attempt therefore has its own deadline and a fresh
+   * pool, closed without waiting.
    */
   private Future<Void> createSchemaAttempt(int attempt) {
     CounterStore store = SqlStores.create(vertx, services.config().getDatabase(), 1, SCHEMA_ATTEMPT_SECONDS * 1000L);
     return store.createSchema()
       .timeout(SCHEMA_ATTEMPT_SECONDS, TimeUnit.SECONDS)
-      .eventually(store::close)
+      .onComplete(done -> store.close())
       .recover(failure -> {
         if (attempt >= SCHEMA_ATTEMPTS) {
           return Future.failedFuture(failure);

@@ -128,10 +128,13 @@ public final class ReplicaLanes {
     }
     vertx.cancelTimer(renewTimer);
     return pool.preparedQuery(sql.release()).execute(Tuple.of(owner))
+      .timeout(leaseMs, TimeUnit.MILLISECONDS)
       .onSuccess(rows -> LOG.info("released lanes {}", lanes()))
       .onFailure(e -> LOG.warn("could not release lanes {} (they expire in {} ms): {}", lanes(), leaseMs, e.toString()))
       .<Void>mapEmpty()
-      .eventually(pool::close);
+      .recover(e -> Future.succeededFuture())
+      // not waited for: a pool that lost a request may never finish closing (see leaseAttempt)
+      .onComplete(done -> pool.close());
   }
 
   /**
