@@ -37,7 +37,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 @EnabledIfSystemProperty(named = "throughput", matches = "true")
 class ClusterThroughputTest {
-  private static final Duration WARM_UP = Duration.ofSeconds(2);
+  private static final Duration WARM_UP = Duration.ofSeconds(5);
   private static final Duration MEASURED = Duration.ofSeconds(8);
   private static final int SENDERS = 64;
   private static final int BATCH_SENDERS = 4;
