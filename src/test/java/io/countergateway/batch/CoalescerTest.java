@@ -5,6 +5,7 @@ import io.countergateway.config.GatewayConfig;
 import io.countergateway.model.ApiError;
 import io.countergateway.model.CounterKey;
 import io.countergateway.model.Increment;
+import io.countergateway.testing.EventLoop;
 import io.countergateway.testing.ScriptedStore;
 import io.countergateway.testing.ScriptedStore.CommitThenLoseAnswer;
 import io.countergateway.testing.ScriptedStore.Fail;
@@ -23,7 +24,6 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
 
@@ -70,21 +70,7 @@ class CoalescerTest {
   }
 
   private <T> T onLoop(Callable<T> work) {
-    CompletableFuture<T> result = new CompletableFuture<>();
-    loop.runOnContext(v -> {
-      try {
-        result.complete(work.call());
-      } catch (Throwable e) {
-        result.completeExceptionally(e);
-      }
-    });
-    try {
-      return result.get(20, TimeUnit.SECONDS);
-    } catch (java.util.concurrent.ExecutionException e) {
-      throw e.getCause() instanceof RuntimeException r ? r : new IllegalStateException(e.getCause());
-    } catch (Exception e) {
-      throw new IllegalStateException(e);
-    }
+    return EventLoop.call(loop, work);
   }
 
   /** Waits for a future completed on the loop; returns its failure, or null on success. */

@@ -1,5 +1,6 @@
 package io.countergateway.read;
 
+import io.countergateway.testing.EventLoop;
 import io.countergateway.testing.ScriptedStore;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
@@ -13,7 +14,6 @@ import java.math.BigInteger;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
@@ -37,16 +37,8 @@ class CounterReaderTest {
     vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
   }
 
-  private <T> T onLoop(Callable<T> work) throws Exception {
-    CompletableFuture<T> result = new CompletableFuture<>();
-    loop.runOnContext(v -> {
-      try {
-        result.complete(work.call());
-      } catch (Throwable e) {
-        result.completeExceptionally(e);
-      }
-    });
-    return result.get(10, TimeUnit.SECONDS);
+  private <T> T onLoop(Callable<T> work) {
+    return EventLoop.call(loop, work);
   }
 
   private static <T> T await(Future<T> future) throws Exception {
