@@ -96,7 +96,9 @@ public final class ReplicaLanes {
         // leases this owner may have taken expire on their own
         replica.pool.close();
         if (attempt >= ATTEMPTS) {
-          return Future.failedFuture(failure);
+          return Future.failedFuture(new IllegalStateException("cannot lease lanes in " + database.getTable()
+            + "_lanes (with database.createSchema=false create it from schema/*.sql, or set lanes.enabled=false): "
+            + failure, failure));
         }
         LOG.warn("leasing lanes failed (attempt {} of {}), trying again: {}", attempt, ATTEMPTS, failure.toString());
         return leaseAttempt(vertx, config, count, attempt + 1);
