@@ -12,9 +12,13 @@ import io.vertx.ext.web.client.WebClientOptions;
 import io.vertx.pgclient.PgBuilder;
 import io.vertx.pgclient.PgConnectOptions;
 import io.vertx.sqlclient.Pool;
+import io.vertx.mysqlclient.MySQLBuilder;
+import io.vertx.mysqlclient.MySQLConnectOptions;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.DisplayName;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 
@@ -31,8 +35,8 @@ import static io.countergateway.testing.GatewayFixture.await;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Three gateway processes on one PostgreSQL, committing increments through all three while each is stopped with
- * SIGTERM and started again in turn. About a minute of six JVM starts on two cores, so opt-in:
+ * Three gateway processes on one database (PostgreSQL, then MariaDB), committing increments through all three while each is stopped with
+ * SIGTERM and started again in turn. About 100 s per database of six JVM starts on two cores, so opt-in:
  * {@code mvn test -Dtest=RollingRestartTest -Drolling=true}.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
@@ -44,16 +48,23 @@ class RollingRestartTest {
   private final List<GatewayProcess> gateways = new ArrayList<>();
   private final Vertx vertx = Vertx.vertx();
 
-  @AfterAll
-  void stopAll() {
+  @AfterEach
+  void stopGateways() {
     gateways.forEach(GatewayProcess::close);
+    gateways.clear();
+  }
+
+  @AfterAll
+  void closeVertx() {
     await(vertx.close());
   }
 
-  @Test
+  @ParameterizedTest(name = "{0}")
+  @ValueSource(strings = {"postgres", "mariadb"})
   @DisplayName("three replicas restarted one by one under load: every 200 is counted exactly once, and replicas never wait on each other's row locks")
-  void rollingRestartCountsEveryCommitOnce() throws InterruptedException {
-    JsonObject database = TestDatabases.postgres();
+  void rollingRestartCountsEveryCommitOnce(String kind) throws InterruptedException {
+    boolean postgres = kind.equals("postgres");
+    JsonObject database = postgres ? TestDatabases.postgres() : TestDatabases.mariadb();
     List<Integer> ports = new ArrayList<>();
     for (int i = 0; i < 3; i++) {
       int port = GatewayProcess.freePort();
@@ -62,13 +73,17 @@ class RollingRestartTest {
       config.getJsonObject("http").put("port", port);
       // 3 replicas x 2 ingest verticles x 2 slots per lane
       config.getJsonObject("namespaces").getJsonObject("downloads").put("slots", 12);
-      gateways.add(GatewayProcess.start("rolling-" + i, config));
+      gateways.add(GatewayProcess.start("rolling-" + kind + "-" + i, config));
     }
     gateways.forEach(gateway -> gateway.awaitListening(Duration.ofSeconds(90)));
-    Pool sql = PgBuilder.pool().connectingTo(new PgConnectOptions().setHost(database.getString("host"))
-      .setPort(database.getInteger("port")).setDatabase(database.getString("name")).setUser(database.getString("user")))
-      .using(vertx).build();
-    LockWaitSampler sampler = new LockWaitSampler(vertx, sql);
+    Pool sql = postgres
+      ? PgBuilder.pool().connectingTo(new PgConnectOptions().setHost(database.getString("host"))
+        .setPort(database.getInteger("port")).setDatabase(database.getString("name")).setUser(database.getString("user")))
+        .using(vertx).build()
+      : MySQLBuilder.pool().connectingTo(new MySQLConnectOptions().setHost(database.getString("host"))
+        .setPort(database.getInteger("port")).setDatabase(database.getString("name")).setUser(database.getString("user"))
+        .setPassword(database.getString("password", ""))).using(vertx).build();
+    LockWaitSampler sampler = new LockWaitSampler(vertx, sql, postgres ? PG_LOCK_WAITS : MARIADB_LOCK_WAITS);
     WebClient http = WebClient.create(vertx, new WebClientOptions().setDefaultHost("127.0.0.1").setConnectTimeout(1_000),
       new PoolOptions().setHttp1MaxSize(SENDERS));
 
@@ -95,7 +110,7 @@ class RollingRestartTest {
     long sum = await(sql.query("SELECT COALESCE(SUM(count), 0) FROM " + TABLE).execute()
       .map(rows -> rows.iterator().next().getNumeric(0).longValue()));
 
-    System.out.printf("rolling restart on PostgreSQL, 3 replicas x 2 ingest verticles, %d senders%n%s%n"
+    System.out.printf("rolling restart on " + kind + ", 3 replicas x 2 ingest verticles, %d senders%n%s%n"
         + "| sent | 200 | 503 | 504 | refused (down) | other errors | SUM | samples with row-lock waits | other lock waits |%n"
         + "| %d | %d | %d | %d | %d | %d %s | %d | %d of %d | %s %s |%n",
       SENDERS, String.join("\n", restarts), load.sent.get(), load.count("200"), load.count("503"), load.count("504"),
@@ -165,10 +180,19 @@ class RollingRestartTest {
     }
   }
 
+  /** Sessions waiting for a lock: (what they wait for, their statement). Row locks are {@code transactionid}, {@code tuple}. */
+  private static final String PG_LOCK_WAITS =
+    "SELECT wait_event, left(query, 80) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()";
+  /** InnoDB row-lock waits (reported as {@code tuple}), and sessions waiting for a table's metadata lock. */
+  private static final String MARIADB_LOCK_WAITS =
+    "SELECT 'tuple', LEFT(r.trx_query, 80) FROM information_schema.INNODB_LOCK_WAITS w"
+      + " JOIN information_schema.INNODB_TRX r ON r.trx_id = w.requesting_trx_id"
+      + " UNION ALL SELECT 'metadata', LEFT(INFO, 80) FROM information_schema.PROCESSLIST WHERE STATE LIKE 'Waiting for%lock'";
+
   /**
-   * Every 20 ms: the sessions of the test database waiting for a lock, by what they wait for. Row locks
-   * ({@code transactionid}, {@code tuple}) are what concurrent flushes on shared slot rows would wait for;
-   * {@code relation} waits come from table-level locks such as a starting replica's schema statements.
+   * Every 20 ms: the sessions of the test database waiting for a lock, by what they wait for. Row locks are what
+   * concurrent flushes on shared slot rows would wait for; table-level waits ({@code relation}, {@code metadata})
+   * come from statements such as a starting replica's schema statements.
    */
   private static final class LockWaitSampler {
     final AtomicLong samples = new AtomicLong();
@@ -177,18 +201,16 @@ class RollingRestartTest {
     private final Vertx vertx;
     private final long timer;
 
-    LockWaitSampler(Vertx vertx, Pool sql) {
+    LockWaitSampler(Vertx vertx, Pool sql, String lockWaits) {
       this.vertx = vertx;
-      this.timer = vertx.setPeriodic(20, id -> sql.query(
-          "SELECT wait_event, left(query, 80) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()")
-        .execute().onSuccess(rows -> {
+      this.timer = vertx.setPeriodic(20, id -> sql.query(lockWaits).execute().onSuccess(rows -> {
           samples.incrementAndGet();
           java.util.Set<String> seen = new java.util.HashSet<>();
           rows.forEach(row -> {
             if (seen.add(row.getString(0))) {
               samplesByWait.computeIfAbsent(row.getString(0), k -> new AtomicLong()).incrementAndGet();
             }
-            exampleQuery.putIfAbsent(row.getString(0), row.getString(1));
+            exampleQuery.putIfAbsent(row.getString(0), String.valueOf(row.getString(1)));
           });
         }));
     }
