@@ -60,6 +60,11 @@ public final class Gateway {
         return gateway.deploy().timeout(START_TIMEOUT_SECONDS, TimeUnit.SECONDS);
       })
       .onSuccess(v -> ConfigSummary.logStart(LOG, config, gateway.port, gateway.ingestDeployments.size()))
+      .onFailure(e -> {
+        if (gateway.lanes != null) {
+          gateway.lanes.release(); // a replica that did not start must not keep renewing lanes
+        }
+      })
       .map(gateway);
   }
 
