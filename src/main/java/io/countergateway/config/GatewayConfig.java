@@ -19,6 +19,8 @@ public class GatewayConfig {
   private final List<RollupOptions> rollups = new ArrayList<>();
   private CompactionOptions compaction = new CompactionOptions();
   private IdempotencyOptions idempotency = new IdempotencyOptions();
+  private ClusterOptions cluster = new ClusterOptions();
+  private LaneOptions lanes = new LaneOptions();
   private LoggingOptions logging = new LoggingOptions();
   private final Map<String, NamespaceOptions> namespaces = new LinkedHashMap<>();
   private int shutdownTimeoutMs = 30_000;
@@ -43,6 +45,8 @@ public class GatewayConfig {
     config.limits = LimitsOptions.from(root.section("limits"));
     config.reads = ReadOptions.from(root.section("reads"));
     config.auth = AuthOptions.from(root.section("auth"));
+    config.cluster = ClusterOptions.from(root.section("cluster"));
+    config.lanes = LaneOptions.from(root.section("lanes"));
     config.logging = LoggingOptions.from(root.section("logging"));
     config.shutdownTimeoutMs = root.section("shutdown").intValue("timeoutMs", 30_000, 100, 3_600_000);
     ConfigSection namespaces = root.section("namespaces");
@@ -180,6 +184,24 @@ public class GatewayConfig {
 
   public GatewayConfig setAuth(AuthOptions auth) {
     this.auth = auth;
+    return this;
+  }
+
+  public ClusterOptions getCluster() {
+    return cluster;
+  }
+
+  public GatewayConfig setCluster(ClusterOptions cluster) {
+    this.cluster = cluster;
+    return this;
+  }
+
+  public LaneOptions getLanes() {
+    return lanes;
+  }
+
+  public GatewayConfig setLanes(LaneOptions lanes) {
+    this.lanes = lanes;
     return this;
   }
 

@@ -28,6 +28,7 @@ import org.slf4j.LoggerFactory;
 
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.function.IntSupplier;
 
 /**
  * One per core by default, each on its own event loop: an HTTP server share, an event-bus consumer and the {@link Coalescer} they both feed,
@@ -40,7 +41,7 @@ public class IngestVerticle extends VerticleBase {
 
   private final GatewayServices services;
   private final int index;
-  private final int instances;
+  private final IntSupplier lane;
   private CounterStore store;
   private Coalescer coalescer;
   private MessageConsumer<Object> consumer;
@@ -48,10 +49,10 @@ public class IngestVerticle extends VerticleBase {
   private CounterClient counters;
   private IdempotentIncrements keyed;
 
-  public IngestVerticle(GatewayServices services, int index, int instances) {
+  public IngestVerticle(GatewayServices services, int index, IntSupplier lane) {
     this.services = services;
     this.index = index;
-    this.instances = instances;
+    this.lane = lane;
   }
 
   @Override
@@ -59,7 +60,7 @@ public class IngestVerticle extends VerticleBase {
     GatewayConfig config = services.config();
     store = SqlStores.create(vertx, config.getDatabase(), config.getBatching().getMaxInFlight(),
       config.getBatching().isExactlyOnce(), config.getBatching().getWriteTimeoutMs());
-    coalescer = new Coalescer(vertx, store, config, services.state(), index, instances);
+    coalescer = new Coalescer(vertx, store, config, services.state(), index, lane);
     coalescer.registerMetrics(services.registry(), index);
     coalescer.start();
     counters = new CounterClient(vertx, config.getLimits().getRequestTimeoutMs());
