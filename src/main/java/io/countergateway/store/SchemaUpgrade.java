@@ -41,6 +41,15 @@ public final class SchemaUpgrade {
     return postgres ? "postgres" : "mysql";
   }
 
+  /**
+   * Every table the schema steps create for {@code table}, the counters table last: for tools that start from an
+   * empty database (benchmarks). A step that adds a table adds it here.
+   */
+  public static List<String> tables(String table) {
+    return List.of(table + "_schema", table + "_flushes", table + "_flush_sources", table + "_rollups",
+      table + "_idempotency", table + "_lanes", table);
+  }
+
   /** The version this gateway brings the database to. */
   public int latestVersion() {
     return steps.size();
