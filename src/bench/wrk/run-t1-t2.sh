@@ -43,8 +43,11 @@ command -v wrk >/dev/null || { echo "wrk is not installed (apt-get install wrk)"
 [ -f "$JAR" ] || mvn -q package -DskipTests
 mkdir -p "$OUT"
 
-sql "DROP TABLE IF EXISTS ${TABLE}_flushes" >/dev/null
-sql "DROP TABLE IF EXISTS ${TABLE}" >/dev/null
+# every table of the schema steps: a schema table left behind would tell the gateway the others exist
+for t in "${TABLE}_schema" "${TABLE}_flushes" "${TABLE}_flush_sources" "${TABLE}_rollups" "${TABLE}_idempotency" \
+         "${TABLE}_lanes" "$TABLE"; do
+  sql "DROP TABLE IF EXISTS $t" >/dev/null
+done
 
 PIDS=()
 cleanup() { for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done; }

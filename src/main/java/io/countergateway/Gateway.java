@@ -6,6 +6,7 @@ import io.countergateway.ingest.IngestVerticle;
 import io.countergateway.logging.ConfigSummary;
 import io.countergateway.metrics.GatewayMeters;
 import io.countergateway.read.ReadVerticle;
+import io.countergateway.rollup.RollupVerticle;
 import io.countergateway.store.CounterStore;
 import io.countergateway.store.SqlStores;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -37,6 +38,7 @@ public final class Gateway {
   private final int port;
   private final List<String> ingestDeployments = new ArrayList<>();
   private final List<String> readDeployments = new ArrayList<>();
+  private final List<String> jobDeployments = new ArrayList<>();
   private ReplicaLanes lanes;
 
   private Gateway(Vertx vertx, GatewayServices services, int port) {
@@ -70,7 +72,8 @@ public final class Gateway {
 
   private Future<Void> createSchema() {
     if (!services.config().getDatabase().isCreateSchema()) {
-      return Future.succeededFuture();
+      CounterStore store = SqlStores.create(vertx, services.config().getDatabase(), 1, SCHEMA_ATTEMPT_SECONDS * 1000L);
+      return store.checkSchema().timeout(SCHEMA_ATTEMPT_SECONDS, TimeUnit.SECONDS).onComplete(done -> store.close());
     }
     return createSchemaAttempt(1);
   }
@@ -104,6 +107,10 @@ public final class Gateway {
         return null;
       }));
     }
+    chain = chain.compose(v -> vertx.deployVerticle(new RollupVerticle(services)).map(id -> {
+      jobDeployments.add(id);
+      return null;
+    }));
     for (int i = 0; i < ingestInstances(services.config()); i++) {
       int index = i;
       chain = chain.compose(v -> vertx.deployVerticle(new IngestVerticle(services, index, lanes.lane(index))).map(id -> {
@@ -135,6 +142,7 @@ public final class Gateway {
       .onComplete(ingest -> services.state().logDrain(startNanos))
       .transform(ingest -> lanes == null ? Future.succeededFuture() : lanes.release())
       .transform(released -> Future.join(readDeployments.stream().map(vertx::undeploy).toList()))
+      .transform(reads -> Future.join(jobDeployments.stream().map(vertx::undeploy).toList()))
       .mapEmpty();
   }
 

@@ -3,6 +3,8 @@ package io.countergateway;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -25,6 +27,17 @@ public final class GatewayState {
     "shedding over: increments are taken again");
   private final AtomicLong drainedCounters = new AtomicLong();
   private final AtomicLong undrainedCounters = new AtomicLong();
+  /** Idempotency keys whose request this gateway is writing now, on any of its event loops. */
+  private final Set<String> keysInFlight = ConcurrentHashMap.newKeySet();
+
+  /** False when a request with this key is in flight here already (the repeat gets 409). */
+  public boolean claimKey(String key) {
+    return keysInFlight.add(key);
+  }
+
+  public void releaseKey(String key) {
+    keysInFlight.remove(key);
+  }
 
   public boolean isDraining() {
     return draining;

@@ -86,6 +86,7 @@ final class FlushWriter {
     long started = System.nanoTime();
     attempt(flush, acks, 0, settled);
     return settled.future().onComplete(done -> {
+      store.flushSettled(flush);
       if (flushTimer != null) {
         flushTimer.record(System.nanoTime() - started, TimeUnit.NANOSECONDS);
       }
@@ -154,9 +155,9 @@ final class FlushWriter {
     }
     long delay = backoff(attemptNo);
     if (attemptNo == BatchingOptions.RETRIES_WITHIN_RETENTION / 2) {
-      LOG.error("flush {} has failed {} times; it keeps being retried, but should the outage outlast "
-        + "batching.flushIdRetentionSeconds ({} s) its id may be pruned before it lands", flush.id(), attemptNo + 1,
-        options.getFlushIdRetentionSeconds());
+      LOG.error("flush {} has failed {} times; it keeps being retried, but should this gateway stay cut off for "
+        + "batching.flushIdRetentionSeconds ({} s), another replica closes its flush source as dead and the flush "
+        + "will fail until the gateway is restarted", flush.id(), attemptNo + 1, options.getFlushIdRetentionSeconds());
     }
     LOG.warn("flush {} ({} rows) failed, retry {} in {} ms under the same id: {}", flush.id(), flush.rows().size(),
       attemptNo + 1, delay, cause.toString());

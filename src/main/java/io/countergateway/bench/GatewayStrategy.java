@@ -2,6 +2,7 @@ package io.countergateway.bench;
 
 import io.countergateway.Gateway;
 import io.countergateway.config.GatewayConfig;
+import io.countergateway.store.SchemaUpgrade;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
@@ -73,9 +74,13 @@ abstract class GatewayStrategy implements Strategy {
   public Future<Void> setup() {
     checkPool = ctx.dialect().pool(ctx.vertx(), ctx.options(), 2);
     GatewayConfig config = GatewayConfig.fromJson(config());
-    return checkPool.query("DROP TABLE IF EXISTS " + table + "_flushes").execute()
-      .compose(dropped -> checkPool.query("DROP TABLE IF EXISTS " + table).execute())
-      .compose(dropped -> Gateway.start(ctx.vertx(), config, new SimpleMeterRegistry()))
+    // every table of the schema steps: a schema table left behind would tell the gateway the others exist
+    Future<?> dropped = Future.succeededFuture();
+    for (String each : SchemaUpgrade.tables(table)) {
+      dropped = dropped.compose(v -> checkPool.query("DROP TABLE IF EXISTS " + each).execute());
+    }
+    return dropped
+      .compose(done -> Gateway.start(ctx.vertx(), config, new SimpleMeterRegistry()))
       .onSuccess(started -> gateway = started)
       .mapEmpty();
   }

@@ -8,6 +8,10 @@ public final class Addresses {
   public static final String GET = "counters.get";
   /** JSON {@code {"type","id"}}: deletes every slot of the counter. */
   public static final String RESET = "counters.reset";
+  /** Header of an increment request: its idempotency key (as the HTTP {@code Idempotency-Key}). */
+  public static final String IDEMPOTENCY_KEY = "idempotency-key";
+  /** Header of a reply: "true" when it repeats the answer to an earlier request with the same key. */
+  public static final String IDEMPOTENT_REPLAYED = "idempotent-replayed";
   /** Empty: replies once the database answered a trivial query. */
   public static final String PING = "counters.ping";
 

@@ -8,6 +8,9 @@ import io.vertx.core.eventbus.EventBus;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -17,6 +20,7 @@ import java.util.Map;
  * {@link ApiError}s with the same codes the HTTP API uses.
  */
 public final class CounterClient {
+  private static final Logger LOG = LoggerFactory.getLogger(CounterClient.class);
   private final EventBus bus;
   private final DeliveryOptions delivery;
 
@@ -34,6 +38,35 @@ public final class CounterClient {
     return bus.request(Addresses.INCREMENT, body(type, id).put("delta", delta), delivery)
       .recover(failure -> Future.failedFuture(BusErrors.toApiError(failure)))
       .mapEmpty();
+  }
+
+  /**
+   * Adds {@code delta} and answers the counter's value read after the commit: it includes this increment (and
+   * whatever else committed by then).
+   */
+  public Future<Long> incrementAndGet(String type, String id, long delta) {
+    return bus.<JsonObject>request(Addresses.INCREMENT, body(type, id).put("delta", delta).put("return", "value"), delivery)
+      .recover(failure -> Future.failedFuture(BusErrors.toApiError(failure)))
+      .map(reply -> reply.body().getLong("value"));
+  }
+
+  /** The value read now from the database, past the read cache and any read already in flight. */
+  public Future<Long> getFresh(String type, String id) {
+    JsonObject request = new JsonObject().put("type", type).put("id", id).put("fresh", true);
+    return bus.<JsonObject>request(Addresses.GET, request, delivery)
+      .recover(failure -> Future.failedFuture(BusErrors.toApiError(failure)))
+      .map(reply -> ((Number) reply.body().getJsonObject("values").getValue(id)).longValue());
+  }
+
+  /**
+   * For add-and-get answers: the fresh value, or null when that read fails. The increment has committed by then,
+   * so a failed read must not turn into an error the client would retry (and count twice).
+   */
+  public Future<Long> valueAfterCommit(String type, String id) {
+    return getFresh(type, id).otherwise(failure -> {
+      LOG.warn("add-and-get: {} {} committed, reading its value failed: {}", type, id, failure.toString());
+      return null;
+    });
   }
 
   /** Adds {@code delta} without waiting: the gateway takes it into its next flush. */

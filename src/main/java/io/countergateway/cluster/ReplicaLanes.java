@@ -97,7 +97,7 @@ public final class ReplicaLanes {
         replica.pool.close();
         if (attempt >= ATTEMPTS) {
           return Future.failedFuture(new IllegalStateException("cannot lease lanes in " + database.getTable()
-            + "_lanes (with database.createSchema=false create it from schema/*.sql, or set lanes.enabled=false): "
+            + "_lanes (with database.createSchema=false apply schema/<dialect>/005.sql, or set lanes.enabled=false): "
             + failure, failure));
         }
         LOG.warn("leasing lanes failed (attempt {} of {}), trying again: {}", attempt, ATTEMPTS, failure.toString());

@@ -38,6 +38,11 @@ public final class ConfigSection {
     keys.rejectUnknown(json, prefix);
   }
 
+  /** This section's own dotted key, e.g. {@code rollups[0]}. */
+  public String path() {
+    return prefix;
+  }
+
   public String key(String name) {
     return prefix.isEmpty() ? name : prefix + "." + name;
   }
@@ -49,6 +54,30 @@ public final class ConfigSection {
       throw new ConfigException(key(name), "must be a mapping");
     }
     return new ConfigSection((JsonObject) value, key(name), keys);
+  }
+
+  /**
+   * A list of mappings, each reported as {@code name[i]} (e.g. {@code rollups[0].table}); absent means empty. Each
+   * item records its keys apart (call {@link #rejectUnknownKeys()} on it once read): a list cannot come from the
+   * environment, so its items' keys are no variables.
+   */
+  public List<ConfigSection> sections(String name) {
+    Object value = json.getValue(name);
+    List<ConfigSection> result = new ArrayList<>();
+    keys.askedForValue(key(name));
+    if (value == null) {
+      return result;
+    }
+    if (!(value instanceof JsonArray array)) {
+      throw new ConfigException(key(name), "must be a list of mappings");
+    }
+    for (int i = 0; i < array.size(); i++) {
+      if (!(array.getValue(i) instanceof JsonObject item)) {
+        throw new ConfigException(key(name) + "[" + i + "]", "must be a mapping");
+      }
+      result.add(new ConfigSection(item, key(name) + "[" + i + "]"));
+    }
+    return result;
   }
 
   /** The raw section, to list names (namespaces); a value read from it directly is not recorded as known. */

@@ -2,7 +2,9 @@ package io.countergateway.config;
 
 import io.vertx.core.json.JsonObject;
 
+import java.util.ArrayList;
 import java.util.Collections;
+import java.util.List;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
@@ -14,6 +16,9 @@ public class GatewayConfig {
   private LimitsOptions limits = new LimitsOptions();
   private ReadOptions reads = new ReadOptions();
   private AuthOptions auth = new AuthOptions();
+  private final List<RollupOptions> rollups = new ArrayList<>();
+  private CompactionOptions compaction = new CompactionOptions();
+  private IdempotencyOptions idempotency = new IdempotencyOptions();
   private ClusterOptions cluster = new ClusterOptions();
   private LaneOptions lanes = new LaneOptions();
   private LoggingOptions logging = new LoggingOptions();
@@ -51,6 +56,12 @@ public class GatewayConfig {
     if (config.namespaces.isEmpty()) {
       throw new ConfigException("namespaces", "must declare at least one namespace (record type)");
     }
+    config.compaction = CompactionOptions.from(root.section("compaction"));
+    config.idempotency = IdempotencyOptions.from(root.section("idempotency"));
+    for (ConfigSection rollup : root.sections("rollups")) {
+      config.addRollup(RollupOptions.from(rollup));
+      rollup.rejectUnknownKeys();
+    }
     checkBatchesFit(config.batching, config.limits);
     return config;
   }
@@ -73,6 +84,43 @@ public class GatewayConfig {
 
   public GatewayConfig addNamespace(NamespaceOptions namespace) {
     namespaces.put(namespace.getName(), namespace);
+    return this;
+  }
+
+  /**
+   * One roll-up per namespace: a roll-up marks the slot rows it has written as rolled, so a second one on the same
+   * namespace would miss them.
+   */
+  public GatewayConfig addRollup(RollupOptions rollup) {
+    if (namespaces.get(rollup.getNamespace()) == null) {
+      throw new ConfigException(rollup.key() + ".namespace", "'" + rollup.getNamespace() + "' is not a declared namespace");
+    }
+    if (rollups.stream().anyMatch(other -> other.getNamespace().equals(rollup.getNamespace()))) {
+      throw new ConfigException(rollup.key() + ".namespace", "'" + rollup.getNamespace() + "' already has a roll-up");
+    }
+    rollups.add(rollup);
+    return this;
+  }
+
+  public List<RollupOptions> getRollups() {
+    return Collections.unmodifiableList(rollups);
+  }
+
+  public IdempotencyOptions getIdempotency() {
+    return idempotency;
+  }
+
+  public GatewayConfig setIdempotency(IdempotencyOptions idempotency) {
+    this.idempotency = idempotency;
+    return this;
+  }
+
+  public CompactionOptions getCompaction() {
+    return compaction;
+  }
+
+  public GatewayConfig setCompaction(CompactionOptions compaction) {
+    this.compaction = compaction;
     return this;
   }
 

@@ -3,6 +3,7 @@ package io.countergateway.http;
 import io.countergateway.GatewayServices;
 import io.countergateway.batch.Coalescer;
 import io.countergateway.bus.CounterClient;
+import io.countergateway.idempotency.IdempotentIncrements;
 import io.countergateway.config.AuthOptions;
 import io.countergateway.config.AuthOptions.Right;
 import io.countergateway.model.ApiError;
@@ -24,11 +25,11 @@ public final class HttpApi {
   private HttpApi() {
   }
 
-  public static Router router(Vertx vertx, GatewayServices services, Coalescer coalescer) {
+  public static Router router(Vertx vertx, GatewayServices services, Coalescer coalescer, IdempotentIncrements keyed) {
     Router router = Router.router(vertx);
     router.route().handler(HttpApi::refuseUnknownFraming);
-    IncrementRoutes writes = new IncrementRoutes(services, coalescer);
     CounterClient client = new CounterClient(vertx, services.config().getLimits().getRequestTimeoutMs());
+    IncrementRoutes writes = new IncrementRoutes(services, coalescer, client, keyed);
     ReadRoutes reads = new ReadRoutes(client);
     BodyHandler body = BodyHandler.create(false).setBodyLimit(services.config().getLimits().getMaxBodyBytes());
 

@@ -3,7 +3,9 @@ package io.countergateway.http;
 import io.countergateway.GatewayServices;
 import io.countergateway.batch.Ack;
 import io.countergateway.batch.Coalescer;
+import io.countergateway.bus.CounterClient;
 import io.countergateway.config.NamespaceOptions;
+import io.countergateway.idempotency.IdempotentIncrements;
 import io.countergateway.model.ApiError;
 import io.countergateway.model.CounterKey;
 import io.countergateway.model.Increment;
@@ -26,11 +28,15 @@ final class IncrementRoutes {
   private static final Buffer PIXEL = Buffer.buffer(Base64.getDecoder().decode("R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7"));
 
   private final Coalescer coalescer;
+  private final CounterClient counters;
+  private final IdempotentIncrements keyed;
   private final IncrementRules rules;
   private final int maxBatchIncrements;
 
-  IncrementRoutes(GatewayServices services, Coalescer coalescer) {
+  IncrementRoutes(GatewayServices services, Coalescer coalescer, CounterClient counters, IdempotentIncrements keyed) {
     this.coalescer = coalescer;
+    this.counters = counters;
+    this.keyed = keyed;
     this.rules = services.rules();
     this.maxBatchIncrements = services.config().getLimits().getMaxBatchIncrements();
   }
@@ -39,21 +45,45 @@ final class IncrementRoutes {
   void single(RoutingContext ctx) {
     Increment increment;
     AckMode ack;
+    boolean returnsValue;
+    String idempotencyKey;
     try {
       refuseFormData(ctx);
       ack = AckMode.of(ctx);
+      // add-and-get: ?return=value; the query is only decoded when there is one (the hot path has none)
+      returnsValue = ctx.request().query() != null
+        && rules.returnsValue(singleQueryValue(ctx, "return"), ack == AckMode.COMMIT);
       increment = rules.increment(ctx.pathParam("type"), ctx.pathParam("id"), deltaOf(ctx.body().buffer()));
+      idempotencyKey = IdempotentIncrements.key(ctx.request().getHeader(IdempotentIncrements.HEADER), IdempotentIncrements.HEADER);
     } catch (ApiError e) {
       Responses.error(ctx, e);
       return;
     }
+    if (idempotencyKey != null) {
+      Future<IdempotentIncrements.Answer> answer = keyed.submit(idempotencyKey, List.of(increment), ack == AckMode.COMMIT,
+        ack == AckMode.COMMIT ? 200 : 202, incrementAnswer(increment, ack));
+      keyedAnswer(ctx, answer, returnsValue
+        ? answer.compose(done -> counters.valueAfterCommit(increment.key().type(), increment.key().id())) : null);
+      return;
+    }
     submit(ctx, increment, ack).onComplete(result -> {
-      if (result.succeeded()) {
+      if (result.succeeded() && returnsValue) {
+        counters.valueAfterCommit(increment.key().type(), increment.key().id()).onComplete(value -> Responses.json(ctx, 200,
+          new JsonObject(incrementAnswer(increment, ack)).put("value", value.result())));
+      } else if (result.succeeded()) {
         Responses.json(ctx, ack == AckMode.COMMIT ? 200 : 202, incrementAnswer(increment, ack));
       } else {
         Responses.error(ctx, result.cause());
       }
     });
+  }
+
+  private static String singleQueryValue(RoutingContext ctx, String name) {
+    List<String> values = ctx.queryParam(name);
+    if (values.size() > 1) {
+      throw ApiError.badRequest("invalid_" + name, name, name + " may be given once");
+    }
+    return values.isEmpty() ? null : values.get(0);
   }
 
   /** {@code {"type","id","delta","ack"}}, written directly: this answer is on the hottest path. */
@@ -80,13 +110,19 @@ final class IncrementRoutes {
       refuseFormData(ctx);
       ack = AckMode.of(ctx);
       batch = BatchParser.parse(ctx.body().buffer(), rules, maxBatchIncrements);
+      String idempotencyKey = IdempotentIncrements.key(ctx.request().getHeader(IdempotentIncrements.HEADER),
+        IdempotentIncrements.HEADER);
+      if (idempotencyKey != null) {
+        keyedAnswer(ctx, keyed.submit(idempotencyKey, batch.perCounter(), ack == AckMode.COMMIT,
+          ack == AckMode.COMMIT ? 200 : 202, batchAnswer(batch, ack).encode()), null);
+        return;
+      }
       acks = coalescer.addAll(batch.perCounter(), ack == AckMode.COMMIT);
     } catch (ApiError e) {
       Responses.error(ctx, e);
       return;
     }
-    JsonObject answer = new JsonObject().put("increments", batch.increments())
-      .put("counters", batch.perCounter().size()).put("delta", batch.totalDelta()).put("ack", ack.label);
+    JsonObject answer = batchAnswer(batch, ack);
     if (acks.isEmpty()) {
       Responses.json(ctx, ack == AckMode.COMMIT ? 200 : 202, answer);
       return;
@@ -96,6 +132,33 @@ final class IncrementRoutes {
         Responses.json(ctx, 200, answer);
       } else {
         Responses.error(ctx, batchFailure(acks));
+      }
+    });
+  }
+
+  private static JsonObject batchAnswer(IncrementBatch batch, AckMode ack) {
+    return new JsonObject().put("increments", batch.increments())
+      .put("counters", batch.perCounter().size()).put("delta", batch.totalDelta()).put("ack", ack.label);
+  }
+
+  /**
+   * The answer of a request with an idempotency key: the stored answer of the first request when this is a repeat,
+   * marked {@code Idempotent-Replayed: true}; with add-and-get, the value read after the commit.
+   */
+  private static void keyedAnswer(RoutingContext ctx, Future<IdempotentIncrements.Answer> answer, Future<Long> value) {
+    answer.onComplete(result -> {
+      if (result.failed()) {
+        Responses.error(ctx, result.cause());
+        return;
+      }
+      IdempotentIncrements.Answer done = result.result();
+      if (done.replayed()) {
+        ctx.response().putHeader("Idempotent-Replayed", "true");
+      }
+      if (value == null || done.status() != 200) {
+        Responses.json(ctx, done.status(), done.body());
+      } else {
+        value.onComplete(read -> Responses.json(ctx, 200, new JsonObject(done.body()).put("value", read.result())));
       }
     });
   }

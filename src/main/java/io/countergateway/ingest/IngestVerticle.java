@@ -5,14 +5,18 @@ import io.countergateway.batch.Ack;
 import io.countergateway.batch.Coalescer;
 import io.countergateway.bus.Addresses;
 import io.countergateway.bus.BusErrors;
+import io.countergateway.bus.CounterClient;
 import io.countergateway.config.GatewayConfig;
 import io.countergateway.http.HttpApi;
+import io.countergateway.idempotency.IdempotentIncrements;
 import io.countergateway.model.ApiError;
+import io.countergateway.model.Increment;
 import io.countergateway.model.IncrementBatch;
 import io.countergateway.store.CounterStore;
 import io.countergateway.store.SqlStores;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
+import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.eventbus.Message;
 import io.vertx.core.eventbus.MessageConsumer;
 import io.vertx.core.http.HttpServer;
@@ -33,6 +37,8 @@ import java.util.function.IntSupplier;
 public class IngestVerticle extends VerticleBase {
   private static final Logger LOG = LoggerFactory.getLogger(IngestVerticle.class);
 
+  private static final JsonObject COMMITTED = new JsonObject().put("committed", true);
+
   private final GatewayServices services;
   private final int index;
   private final IntSupplier lane;
@@ -40,6 +46,8 @@ public class IngestVerticle extends VerticleBase {
   private Coalescer coalescer;
   private MessageConsumer<Object> consumer;
   private HttpServer server;
+  private CounterClient counters;
+  private IdempotentIncrements keyed;
 
   public IngestVerticle(GatewayServices services, int index, IntSupplier lane) {
     this.services = services;
@@ -55,6 +63,8 @@ public class IngestVerticle extends VerticleBase {
     coalescer = new Coalescer(vertx, store, config, services.state(), index, lane);
     coalescer.registerMetrics(services.registry(), index);
     coalescer.start();
+    counters = new CounterClient(vertx, config.getLimits().getRequestTimeoutMs());
+    keyed = new IdempotentIncrements(vertx, services);
     consumer = vertx.eventBus().consumer(Addresses.INCREMENT, this::onIncrement);
     HttpServerOptions options = new HttpServerOptions()
       .setHost(config.getHttp().getHost()).setPort(config.getHttp().getPort())
@@ -64,7 +74,7 @@ public class IngestVerticle extends VerticleBase {
       .setIdleTimeout(config.getLimits().getIdleTimeoutSeconds()).setIdleTimeoutUnit(TimeUnit.SECONDS);
     return consumer.completion()
       .compose(registered -> vertx.createHttpServer(options)
-        .requestHandler(HttpApi.router(vertx, services, coalescer))
+        .requestHandler(HttpApi.router(vertx, services, coalescer, keyed))
         .invalidRequestHandler(HttpApi::invalidRequest)
         .listen())
       .onSuccess(listening -> server = listening);
@@ -81,8 +91,10 @@ public class IngestVerticle extends VerticleBase {
       .onFailure(e -> LOG.error("shutdown: {} counters could not be flushed within {} ms: {}",
         coalescer.pendingKeys(), timeoutMs, e.toString()));
     Future<Void> closed = server == null ? Future.succeededFuture() : server.shutdown(timeoutMs, TimeUnit.MILLISECONDS);
+    Future<Void> keyedDrained = keyed.drain().timeout(timeoutMs, TimeUnit.MILLISECONDS)
+      .onFailure(e -> LOG.error("shutdown: requests with idempotency keys still in flight after {} ms: {}", timeoutMs, e.toString()));
     return consumer.unregister()
-      .transform(unregistered -> Future.join(drained, closed))
+      .transform(unregistered -> Future.join(drained, closed, keyedDrained))
       .eventually(() -> store.close());
   }
 
@@ -94,18 +106,49 @@ public class IngestVerticle extends VerticleBase {
       return;
     }
     boolean waitForCommit = message.replyAddress() != null;
-    List<Ack> acks;
+    List<Increment> increments;
+    String returned = null;
+    String idempotencyKey;
     try {
       if (message.body() instanceof JsonArray items) {
-        IncrementBatch batch = IncrementBatch.of(items.stream().toList(), services.rules(),
-          services.config().getLimits().getMaxBatchIncrements());
-        acks = coalescer.addAll(batch.perCounter(), waitForCommit);
+        increments = IncrementBatch.of(items.stream().toList(), services.rules(),
+          services.config().getLimits().getMaxBatchIncrements()).perCounter();
       } else if (message.body() instanceof JsonObject json) {
-        Ack ack = coalescer.add(services.rules().increment(json, ""), waitForCommit);
-        acks = ack == null ? List.of() : List.of(ack);
+        JsonObject fields = json;
+        if (json.containsKey("return")) {
+          // a send gets no reply, so its "return" is checked but asks for nothing
+          boolean returnsValue = services.rules().returnsValue(json.getValue("return"), true) && waitForCommit;
+          returned = returnsValue && json.getValue("id") instanceof String id ? id : null;
+          fields = json.copy();
+          fields.remove("return");
+        }
+        increments = List.of(services.rules().increment(fields, ""));
       } else {
         throw ApiError.badRequest("invalid_request", "body", "the body must be {\"type\",\"id\",\"delta\"} or an array of them");
       }
+      idempotencyKey = IdempotentIncrements.key(message.headers().get(Addresses.IDEMPOTENCY_KEY), Addresses.IDEMPOTENCY_KEY);
+    } catch (ApiError e) {
+      if (waitForCommit) {
+        BusErrors.fail(message, e);
+      }
+      return;
+    }
+    String valueOf = returned;
+    if (idempotencyKey != null) {
+      keyed.submit(idempotencyKey, increments, waitForCommit, 200, COMMITTED.encode()).onComplete(answer -> {
+        if (waitForCommit && answer.failed()) {
+          BusErrors.fail(message, answer.cause());
+        } else if (waitForCommit) {
+          DeliveryOptions headers = answer.result().replayed()
+            ? new DeliveryOptions().addHeader(Addresses.IDEMPOTENT_REPLAYED, "true") : new DeliveryOptions();
+          reply(message, valueOf, new JsonObject(answer.result().body()), headers);
+        }
+      });
+      return;
+    }
+    List<Ack> acks;
+    try {
+      acks = coalescer.addAll(increments, waitForCommit);
     } catch (ApiError e) {
       if (waitForCommit) {
         BusErrors.fail(message, e);
@@ -117,11 +160,22 @@ public class IngestVerticle extends VerticleBase {
     }
     Future.join(acks.stream().map(Ack::future).toList()).onComplete(done -> {
       if (done.succeeded()) {
-        message.reply(new JsonObject().put("committed", true));
+        reply(message, valueOf, COMMITTED.copy(), new DeliveryOptions());
       } else {
         BusErrors.fail(message, acks.stream().map(Ack::future).filter(Future::failed).findFirst()
           .map(Future::cause).orElse(done.cause()));
       }
     });
   }
+
+  /** With add-and-get ({@code valueOf} set), the answer carries the value read after the commit. */
+  private void reply(Message<Object> message, String valueOf, JsonObject answer, DeliveryOptions headers) {
+    if (valueOf == null) {
+      message.reply(answer, headers);
+      return;
+    }
+    counters.valueAfterCommit(((JsonObject) message.body()).getString("type"), valueOf)
+      .onComplete(value -> message.reply(answer.put("value", value.result()), headers));
+  }
+
 }

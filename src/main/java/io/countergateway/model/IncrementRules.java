@@ -87,6 +87,24 @@ public final class IncrementRules {
     return value.longValue();
   }
 
+  /**
+   * Add-and-get: {@code return=value} (query) or {@code "return":"value"} (event bus) asks for the counter's value
+   * after the commit; absent means no value. Only with ack=commit: before the commit there is no value to read.
+   */
+  public boolean returnsValue(Object raw, boolean waitsForCommit) {
+    if (raw == null) {
+      return false;
+    }
+    if (!"value".equals(raw)) {
+      throw ApiError.badRequest("invalid_return", "return", "return must be 'value'");
+    }
+    if (!waitsForCommit) {
+      throw ApiError.badRequest("invalid_return", "return",
+        "return=value needs ack=commit: the value is read after the increment commits");
+    }
+    return true;
+  }
+
   public Increment increment(String type, String id, Object rawDelta) {
     namespace(type);
     return new Increment(new CounterKey(type, id(id)), delta(rawDelta));

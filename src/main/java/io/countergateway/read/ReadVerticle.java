@@ -8,6 +8,7 @@ import io.countergateway.model.ApiError;
 import io.countergateway.model.CounterKey;
 import io.countergateway.model.IncrementRules;
 import io.countergateway.store.CounterStore;
+import io.countergateway.store.Failures;
 import io.countergateway.store.SqlStores;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
@@ -19,8 +20,11 @@ import io.vertx.core.json.JsonObject;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.math.BigInteger;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 /** Serves {@code counters.get}, {@code counters.reset} and {@code counters.ping}; the HTTP GETs come through here. */
 public class ReadVerticle extends VerticleBase {
@@ -83,7 +87,10 @@ public class ReadVerticle extends VerticleBase {
       String type = body.getString("type");
       rules.namespace(type);
       List<String> ids = idsOf(body);
-      reader.read(type, ids).onComplete(result -> {
+      // "fresh": asked right after a commit (add-and-get); neither the cache nor a read already in flight may answer
+      Future<Map<String, Long>> read = Boolean.TRUE.equals(body.getBoolean("fresh"))
+        ? store.sum(type, ids).map(sums -> exactValues(ids, sums)) : reader.read(type, ids);
+      read.onComplete(result -> {
         if (result.succeeded()) {
           JsonObject values = new JsonObject();
           result.result().forEach(values::put);
@@ -100,6 +107,15 @@ public class ReadVerticle extends VerticleBase {
     } catch (ClassCastException e) {
       BusErrors.fail(message, ApiError.badRequest("invalid_request", "ids", "type must be a string and ids a list of strings"));
     }
+  }
+
+  /** A SUM beyond 64 bits fails the read (counter_overflow), as in {@link CounterReader}. */
+  private static Map<String, Long> exactValues(List<String> ids, Map<String, BigInteger> sums) {
+    Map<String, Long> values = new LinkedHashMap<>();
+    for (String id : ids) {
+      values.put(id, Failures.exactLong(sums.getOrDefault(id, BigInteger.ZERO)));
+    }
+    return values;
   }
 
   private List<String> idsOf(JsonObject body) {

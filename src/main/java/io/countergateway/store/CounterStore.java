@@ -13,8 +13,11 @@ import java.util.Map;
  * and {@link #sum} arrive on the event loop of the caller, whatever thread the database client completes them on.
  */
 public interface CounterStore {
-  /** Creates the tables if missing. */
+  /** Creates the tables if missing and applies the schema steps the database lacks (see {@link SchemaUpgrade}). */
   Future<Void> createSchema();
+
+  /** For {@code database.createSchema=false}: fails unless a DBA has applied exactly this gateway's schema steps. */
+  Future<Void> checkSchema();
 
   /**
    * Writes a flush atomically together with its flush id; a repeated id writes nothing. An attempt is bounded by the
@@ -28,7 +31,18 @@ public interface CounterStore {
   /** Deletes every slot of a counter. */
   Future<Void> reset(CounterKey key);
 
-  /** Deletes flush ids committed longer ago than {@code olderThanSeconds}; returns how many. */
+  /**
+   * The writer has answered every request of this flush as formed (and of its halves): none of its ids will be
+   * attempted again, so they may be deleted once the source's fence passes them (see {@link FlushFence}).
+   */
+  default void flushSettled(Flush formed) {
+  }
+
+  /**
+   * Closes the flush sources silent for {@code olderThanSeconds} (processes that died) and deletes their ids, and
+   * the ids older than that of no registered source (written by a gateway of the previous version); returns how
+   * many ids went. The ids of live sources go as their flushes settle (see {@link FlushFence}).
+   */
   Future<Integer> pruneFlushIds(int olderThanSeconds);
 
   /** A cheap round trip, for readiness. */

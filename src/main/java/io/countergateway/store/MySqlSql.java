@@ -7,10 +7,25 @@ final class MySqlSql {
   /** Multi-row statement sizes we prepare; a flush is padded up to the next size (see {@link MySqlStore}). */
   static final int[] UPSERT_SIZES = {1, 4, 16, 64, 256, 1024};
 
+  /** What a slot row that exists already gets: the delta, and the roll-up and compaction bookkeeping (step 002). */
+  static final String UPSERT_SET = "count = count + VALUES(count), dirty = TRUE, written_at = CURRENT_TIMESTAMP(3)";
+
   final String insertFlushId;
   final String[] upsertBySize = new String[UPSERT_SIZES.length];
   final String reset;
+  /** Ids of no registered source (a gateway of the previous version), by age. */
   final String pruneFlushIds;
+  /** First in a flush's transaction: its source's fence, the row held shared until COMMIT (see FlushFence). */
+  final String lockSource;
+  final String registerSource;
+  final String raiseFence;
+  final String closeDeadSources;
+  final String deleteIdsOfClosedSources;
+  /** The row of an idempotency key, first in the transaction of the increments it guards (see {@link KeyedWrites}). */
+  final String insertKey;
+  final String readKey;
+  /** Deletes up to ? keys older than ? seconds. */
+  final String expireKeys;
   private final String table;
 
   MySqlSql(String table) {
@@ -20,15 +35,33 @@ final class MySqlSql {
       upsertBySize[i] = upsert(UPSERT_SIZES[i]);
     }
     reset = "DELETE FROM %s WHERE record_type = ? AND record_id = ?".formatted(table);
-    pruneFlushIds = "DELETE FROM %s_flushes WHERE committed_at < NOW(3) - INTERVAL ? SECOND".formatted(table);
+    lockSource = "SELECT fence FROM %s_flush_sources WHERE source = ? LOCK IN SHARE MODE".formatted(table);
+    registerSource = "INSERT IGNORE INTO %s_flush_sources (source, fence) VALUES (?, 0)".formatted(table);
+    raiseFence = "UPDATE %s_flush_sources SET fence = GREATEST(fence, ?), heartbeat_at = CURRENT_TIMESTAMP(3) "
+      .formatted(table) + "WHERE source = ? AND fence < ?";
+    closeDeadSources = "UPDATE %s_flush_sources SET fence = ? WHERE heartbeat_at < NOW(3) - INTERVAL ? SECOND AND fence < ?"
+      .formatted(table);
+    deleteIdsOfClosedSources = ("DELETE f FROM %1$s_flushes f JOIN %1$s_flush_sources s "
+      + "ON s.source = SUBSTRING_INDEX(f.flush_id, ':', 1) WHERE s.fence = ?").formatted(table);
+    pruneFlushIds = ("DELETE FROM %1$s_flushes WHERE committed_at < NOW(3) - INTERVAL ? SECOND AND NOT EXISTS "
+      + "(SELECT 1 FROM %1$s_flush_sources s WHERE s.source = SUBSTRING_INDEX(flush_id, ':', 1))").formatted(table);
+    insertKey = "INSERT INTO %s_idempotency (idem_key, fingerprint, status, answer) VALUES (?, ?, ?, ?)".formatted(table);
+    readKey = "SELECT fingerprint, status, answer FROM %s_idempotency WHERE idem_key = ?".formatted(table);
+    expireKeys = "DELETE FROM %s_idempotency WHERE created_at < NOW(3) - INTERVAL ? SECOND LIMIT ?".formatted(table);
   }
 
   /** MariaDB has no {@code AS new} row alias, so the portable VALUES() form it is. */
-  private String upsert(int rows) {
+  String upsert(int rows) {
     String[] tuples = new String[rows];
     Arrays.fill(tuples, "(?, ?, ?, ?)");
     return "INSERT INTO " + table + " (record_type, record_id, slot, count) VALUES " + String.join(", ", tuples)
-      + " ON DUPLICATE KEY UPDATE count = count + VALUES(count)";
+      + " ON DUPLICATE KEY UPDATE " + UPSERT_SET;
+  }
+
+  String deleteFlushIds(int ids) {
+    String[] marks = new String[ids];
+    Arrays.fill(marks, "?");
+    return "DELETE FROM " + table + "_flushes WHERE flush_id IN (" + String.join(", ", marks) + ")";
   }
 
   String sumByIds(int ids) {

@@ -31,21 +31,46 @@ final class MySqlStore extends PooledCounterStore {
   private final boolean exactlyOnce;
 
   MySqlStore(Vertx vertx, Supplier<Pool> pools, long attemptTimeoutMs, MySqlSql sql, String table, boolean exactlyOnce) {
-    super(vertx, pools, attemptTimeoutMs, sql.reset, sql.pruneFlushIds);
+    super(vertx, pools, attemptTimeoutMs, sql.reset);
     this.sql = sql;
     this.table = table;
     this.exactlyOnce = exactlyOnce;
+    if (exactlyOnce) {
+      fence = new FlushFence(vertx, new FlushFence.Sql() {
+        @Override
+        public Future<Void> register(String source) {
+          return bounded(pool -> pool.preparedQuery(sql.registerSource).execute(Tuple.of(source)).mapEmpty());
+        }
+
+        @Override
+        public Future<Void> advance(String source, long newFence, List<String> ids) {
+          return inTransaction(conn -> conn.preparedQuery(sql.raiseFence)
+            .execute(Tuple.of(newFence, source, FlushFence.CLOSED))
+            .compose(raised -> deleteIds(conn, ids)));
+        }
+      });
+    }
+  }
+
+  private Future<Void> deleteIds(SqlConnection conn, List<String> ids) {
+    int largest = MySqlSql.UPSERT_SIZES[MySqlSql.UPSERT_SIZES.length - 1];
+    Future<?> chain = Future.succeededFuture();
+    for (int from = 0; from < ids.size(); from += largest) {
+      List<String> chunk = ids.subList(from, Math.min(ids.size(), from + largest));
+      chain = chain.compose(v -> conn.preparedQuery(sql.deleteFlushIds(chunk.size()))
+        .execute(Tuple.wrap(new ArrayList<Object>(chunk))));
+    }
+    return chain.mapEmpty();
   }
 
   @Override
   public Future<Void> createSchema() {
-    return pool.withConnection(conn -> {
-      Future<?> chain = Future.succeededFuture();
-      for (String statement : SchemaScript.statements("mysql", table)) {
-        chain = chain.compose(done -> conn.query(statement).execute());
-      }
-      return chain.mapEmpty();
-    });
+    return new SchemaUpgrade(false, table).upgrade(pool);
+  }
+
+  @Override
+  public Future<Void> checkSchema() {
+    return new SchemaUpgrade(false, table).check(pool);
   }
 
   @Override
@@ -53,14 +78,35 @@ final class MySqlStore extends PooledCounterStore {
     if (!exactlyOnce) {
       return inTransaction(conn -> upsertAll(conn, flush.rows())).map(WriteOutcome.COMMITTED);
     }
-    // The flush id goes first: a duplicate key here can only be this id (the upserts below cannot raise one), and
-    // it means an earlier attempt committed; the transaction then writes nothing and commits empty.
-    return inTransaction(conn -> conn.preparedQuery(sql.insertFlushId).execute(Tuple.of(flush.id()))
-      .transform(inserted -> inserted.succeeded()
-        ? upsertAll(conn, flush.rows()).map(WriteOutcome.COMMITTED)
-        : isDuplicateKey(inserted.cause())
-          ? Future.succeededFuture(WriteOutcome.ALREADY_COMMITTED)
-          : Future.failedFuture(inserted.cause())));
+    // The source's fence first, its row held shared until COMMIT (see FlushFence): below the fence the flush was
+    // settled long ago and this is a late copy of it. Then the flush id: a duplicate key here can only be this id (the
+    // upserts below cannot raise one), and it means an earlier attempt committed; the transaction then writes nothing.
+    long sequence = FlushFence.sequence(flush.id());
+    return fence.beforeWrite(flush).compose(registered -> inTransaction(conn -> conn.preparedQuery(sql.lockSource)
+      .execute(Tuple.of(FlushFence.source(flush.id())))
+      .compose(source -> {
+        Long current = source.size() == 0 ? null : source.iterator().next().getLong(0);
+        FlushFence.requireOpen(flush, current);
+        if (current > sequence) {
+          return Future.succeededFuture(WriteOutcome.ALREADY_COMMITTED);
+        }
+        return conn.preparedQuery(sql.insertFlushId).execute(Tuple.of(flush.id()))
+          .transform(inserted -> inserted.succeeded()
+            ? upsertAll(conn, flush.rows()).map(WriteOutcome.COMMITTED)
+            : isDuplicateKey(inserted.cause())
+              ? Future.succeededFuture(WriteOutcome.ALREADY_COMMITTED)
+              : Future.failedFuture(inserted.cause()));
+      })))
+      .onSuccess(outcome -> fence.written(flush));
+  }
+
+  @Override
+  public Future<Integer> pruneFlushIds(int olderThanSeconds) {
+    return inTransaction(conn -> conn.preparedQuery(sql.closeDeadSources)
+      .execute(Tuple.of(FlushFence.CLOSED, olderThanSeconds, FlushFence.CLOSED))
+      .compose(closed -> conn.preparedQuery(sql.deleteIdsOfClosedSources).execute(Tuple.of(FlushFence.CLOSED)))
+      .compose(dead -> conn.preparedQuery(sql.pruneFlushIds).execute(Tuple.of(olderThanSeconds))
+        .map(legacy -> dead.rowCount() + legacy.rowCount())));
   }
 
   /**

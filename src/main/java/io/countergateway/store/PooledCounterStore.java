@@ -1,5 +1,6 @@
 package io.countergateway.store;
 
+import io.countergateway.batch.Flush;
 import io.countergateway.model.CounterKey;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
@@ -39,15 +40,15 @@ abstract class PooledCounterStore implements CounterStore {
   private final long attemptTimeoutMs;
   protected Pool pool;
   private final String resetSql;
-  private final String pruneFlushIdsSql;
+  /** The settled-flush bookkeeping; null without flush ids ({@code batching.exactlyOnce=false}). */
+  protected FlushFence fence;
 
-  PooledCounterStore(Vertx vertx, Supplier<Pool> pools, long attemptTimeoutMs, String resetSql, String pruneFlushIdsSql) {
+  PooledCounterStore(Vertx vertx, Supplier<Pool> pools, long attemptTimeoutMs, String resetSql) {
     this.vertx = vertx;
     this.pools = pools;
     this.attemptTimeoutMs = attemptTimeoutMs;
     this.pool = pools.get();
     this.resetSql = resetSql;
-    this.pruneFlushIdsSql = pruneFlushIdsSql;
   }
 
   /**
@@ -112,8 +113,14 @@ abstract class PooledCounterStore implements CounterStore {
   }
 
   @Override
-  public Future<Integer> pruneFlushIds(int olderThanSeconds) {
-    return pool.preparedQuery(pruneFlushIdsSql).execute(Tuple.of(olderThanSeconds)).map(RowSet::rowCount);
+  public void flushSettled(Flush formed) {
+    if (fence != null) {
+      fence.settled(formed);
+    }
+  }
+
+  protected Vertx vertx() {
+    return vertx;
   }
 
   @Override
@@ -124,6 +131,9 @@ abstract class PooledCounterStore implements CounterStore {
 
   @Override
   public Future<Void> close() {
+    if (fence != null) {
+      fence.close();
+    }
     return pool.close();
   }
 }

@@ -1,7 +1,6 @@
 package io.countergateway.store;
 
 import io.countergateway.batch.Flush;
-import io.countergateway.batch.FlushRow;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.sqlclient.Pool;
@@ -18,43 +17,54 @@ final class PostgresStore extends PooledCounterStore {
   private final String table;
 
   PostgresStore(Vertx vertx, Supplier<Pool> pools, long attemptTimeoutMs, PostgresSql sql, String table) {
-    super(vertx, pools, attemptTimeoutMs, sql.reset, sql.pruneFlushIds);
+    super(vertx, pools, attemptTimeoutMs, sql.reset);
     this.sql = sql;
     this.table = table;
+    if (sql.exactlyOnce) {
+      fence = new FlushFence(vertx, new FlushFence.Sql() {
+        @Override
+        public Future<Void> register(String source) {
+          return bounded(pool -> pool.preparedQuery(sql.registerSource).execute(Tuple.of(source)).mapEmpty());
+        }
+
+        @Override
+        public Future<Void> advance(String source, long newFence, List<String> ids) {
+          return bounded(pool -> pool.withTransaction(conn -> conn.preparedQuery(sql.raiseFence)
+            .execute(Tuple.of(source, newFence, FlushFence.CLOSED))
+            .compose(raised -> conn.preparedQuery(sql.deleteFlushIds).execute(Tuple.of((Object) ids.toArray(String[]::new))))
+            .mapEmpty()));
+        }
+      });
+    }
   }
 
   @Override
   public Future<Void> createSchema() {
-    // Serialise concurrent creators (replicas starting together): CREATE ... IF NOT EXISTS races on the catalog.
-    return pool.withTransaction(conn -> {
-      Future<?> chain = conn.query("SET LOCAL client_min_messages = warning").execute()
-        .compose(quiet -> conn.query("SELECT pg_advisory_xact_lock(hashtext('counter-gateway-schema'))").execute());
-      for (String statement : SchemaScript.statements("postgres", table)) {
-        chain = chain.compose(done -> conn.query(statement).execute());
-      }
-      return chain.mapEmpty();
-    });
+    return new SchemaUpgrade(true, table).upgrade(pool);
+  }
+
+  @Override
+  public Future<Void> checkSchema() {
+    return new SchemaUpgrade(true, table).check(pool);
+  }
+
+  @Override
+  public Future<Integer> pruneFlushIds(int olderThanSeconds) {
+    return pool.preparedQuery(sql.pruneFlushIds).execute(Tuple.of(olderThanSeconds, FlushFence.CLOSED))
+      .map(rows -> rows.iterator().next().getLong(0).intValue());
   }
 
   @Override
   public Future<WriteOutcome> write(Flush flush) {
-    List<FlushRow> rows = flush.rows();
-    int n = rows.size();
-    String[] types = new String[n];
-    String[] ids = new String[n];
-    Short[] slots = new Short[n];
-    Long[] deltas = new Long[n];
-    for (int i = 0; i < n; i++) {
-      FlushRow row = rows.get(i);
-      types[i] = row.type();
-      ids[i] = row.id();
-      slots[i] = row.slot();
-      deltas[i] = row.delta();
+    Tuple arguments = PostgresSql.rowArrays(flush.rows());
+    if (!sql.exactlyOnce) {
+      return bounded(pool -> pool.preparedQuery(sql.upsertFlush).execute(arguments).map(WriteOutcome.COMMITTED));
     }
-    Tuple arguments = sql.exactlyOnce ? Tuple.of(types, ids, slots, deltas, flush.id()) : Tuple.of(types, ids, slots, deltas);
-    return bounded(pool -> pool.preparedQuery(sql.upsertFlush)
-      .execute(arguments)
-      .map(result -> result.rowCount() == 0 ? WriteOutcome.ALREADY_COMMITTED : WriteOutcome.COMMITTED));
+    arguments.addString(flush.id()).addString(FlushFence.source(flush.id())).addLong(FlushFence.sequence(flush.id()));
+    return fence.beforeWrite(flush)
+      .compose(registered -> bounded(pool -> pool.preparedQuery(sql.upsertFlush).execute(arguments)
+        .map(result -> result.rowCount() == 0 ? WriteOutcome.ALREADY_COMMITTED : WriteOutcome.COMMITTED)))
+      .onSuccess(outcome -> fence.written(flush));
   }
 
   @Override

@@ -89,4 +89,20 @@ public final class SqlStores {
       }))
       .using(vertx).build(), attemptTimeoutMs, new MySqlSql(options.getTable()), options.getTable(), exactlyOnce);
   }
+
+  /** A small plain pool on the configured database, for background jobs (roll-ups, compaction) that run their own SQL. */
+  public static Pool pool(Vertx vertx, DatabaseOptions options, int poolSize) {
+    PoolOptions poolOptions = new PoolOptions().setMaxSize(poolSize)
+      .setConnectionTimeout(CONNECT_TIMEOUT_MS).setConnectionTimeoutUnit(TimeUnit.MILLISECONDS);
+    if (options.isPostgres()) {
+      return PgBuilder.pool().with(poolOptions).with(netOptions()).connectingTo(new PgConnectOptions()
+        .setHost(options.getHost()).setPort(options.getPort()).setDatabase(options.getName())
+        .setUser(options.getUser()).setPassword(options.getPassword())
+        .setCachePreparedStatements(true)).using(vertx).build();
+    }
+    return MySQLBuilder.pool().with(poolOptions).with(netOptions()).connectingTo(new MySQLConnectOptions()
+      .setHost(options.getHost()).setPort(options.getPort()).setDatabase(options.getName())
+      .setUser(options.getUser()).setPassword(options.getPassword())
+      .setCachePreparedStatements(true)).using(vertx).build();
+  }
 }

@@ -1,0 +1,95 @@
+package io.countergateway.store;
+
+import io.countergateway.batch.FlushRow;
+import io.countergateway.config.GatewayConfig;
+import io.countergateway.model.CounterKey;
+import io.countergateway.model.IncrementRules;
+import io.vertx.core.Future;
+import io.vertx.sqlclient.SqlClient;
+import io.vertx.sqlclient.Tuple;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ThreadLocalRandom;
+
+/**
+ * Slotted increments inside the caller's own transaction, with the gateway's SQL: the counter commits or rolls back
+ * with the application's write. Use it when a counter must change atomically with a row of yours (an order and the
+ * product's sold count); use the gateway (HTTP, event bus) for everything else: it coalesces thousands of increments
+ * into one statement, while this writes one slot row per counter in your transaction, which holds those row locks
+ * until you commit. Several counters are written in key order, the order every flush uses, so these transactions
+ * cannot deadlock with flushes or with each other. Not idempotent by itself: a transaction you retry after an
+ * ambiguous COMMIT failure must decide on its own whether it had committed.
+ *
+ * <pre>{@code
+ * InTransactionCounters counters = InTransactionCounters.of(gatewayConfig);
+ * pool.withTransaction(conn -> conn.preparedQuery("INSERT INTO orders …").execute(order)
+ *   .compose(inserted -> counters.increment(conn, "sold", productId, 1)));
+ * }</pre>
+ */
+public final class InTransactionCounters {
+  private final GatewayConfig config;
+  private final IncrementRules rules;
+  private final PostgresSql postgres;
+  private final MySqlSql mysql;
+
+  private InTransactionCounters(GatewayConfig config) {
+    this.config = config;
+    this.rules = new IncrementRules(config);
+    String table = config.getDatabase().getTable();
+    this.postgres = config.getDatabase().isPostgres() ? new PostgresSql(table, false) : null;
+    this.mysql = config.getDatabase().isPostgres() ? null : new MySqlSql(table);
+  }
+
+  /** For the gateway's database, table and namespaces (their slot counts and the input rules). */
+  public static InTransactionCounters of(GatewayConfig config) {
+    return new InTransactionCounters(config);
+  }
+
+  /** Adds {@code delta} to one counter, on {@code tx}: a connection inside the caller's transaction. */
+  public Future<Void> increment(SqlClient tx, String type, String id, long delta) {
+    return incrementAll(tx, Map.of(new CounterKey(type, id), delta));
+  }
+
+  /**
+   * Adds each delta to its counter in one statement (PostgreSQL) or one multi-row statement (MySQL), in key order.
+   * Bad input (undeclared namespace, id or delta against the rules) fails with the gateway's {@code ApiError}.
+   */
+  public Future<Void> incrementAll(SqlClient tx, Map<CounterKey, Long> deltas) {
+    List<FlushRow> rows;
+    try {
+      rows = rows(deltas);
+    } catch (RuntimeException e) {
+      return Future.failedFuture(e);
+    }
+    if (rows.isEmpty()) {
+      return Future.succeededFuture();
+    }
+    if (postgres != null) {
+      return tx.preparedQuery(postgres.upsertFlush).execute(PostgresSql.rowArrays(rows)).mapEmpty();
+    }
+    Tuple tuple = Tuple.tuple();
+    for (FlushRow row : rows) {
+      tuple.addString(row.type()).addString(row.id()).addShort(row.slot()).addLong(row.delta());
+    }
+    return tx.preparedQuery(mysql.upsert(rows.size())).execute(tuple).mapEmpty();
+  }
+
+  /** One row per counter on a random slot of its namespace, summed and sorted in the flushes' lock order. */
+  private List<FlushRow> rows(Map<CounterKey, Long> deltas) {
+    Map<CounterKey, Long> sorted = new TreeMap<>();
+    deltas.forEach((key, delta) -> {
+      rules.namespace(key.type());
+      rules.id(key.id());
+      rules.delta(delta);
+      sorted.merge(key, delta, Long::sum);
+    });
+    List<FlushRow> rows = new ArrayList<>();
+    sorted.forEach((key, delta) -> rows.add(new FlushRow(key.type(), key.id(),
+      (short) ThreadLocalRandom.current().nextInt(config.namespace(key.type()).getSlots()), delta)));
+    rows.sort(null);
+    return rows;
+  }
+}

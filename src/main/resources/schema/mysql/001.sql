@@ -1,0 +1,16 @@
+-- Slotted counters and committed flush ids (the layout before versioned schema steps).
+-- ${table} is replaced by database.table; statements are split on ';'. Every step is idempotent.
+-- No AUTO_INCREMENT id: ON DUPLICATE KEY UPDATE on a table with two unique keys is unsafe.
+CREATE TABLE IF NOT EXISTS ${table} (
+  record_type VARCHAR(64)  NOT NULL,
+  record_id   VARCHAR(255) NOT NULL,
+  slot        SMALLINT     NOT NULL,
+  count       BIGINT       NOT NULL,
+  PRIMARY KEY (record_type, record_id, slot)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+-- Committed flush ids: a retried flush whose id is here had committed already (exactly once).
+CREATE TABLE IF NOT EXISTS ${table}_flushes (
+  flush_id     VARCHAR(64) NOT NULL PRIMARY KEY,
+  committed_at TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3),
+  KEY ${table}_flushes_committed_at (committed_at)
+) ENGINE=InnoDB DEFAULT CHARSET=ascii

@@ -1,0 +1,15 @@
+-- Slotted counters and committed flush ids (the layout before versioned schema steps).
+-- ${table} is replaced by database.table; statements are split on ';'. Every step is idempotent.
+CREATE TABLE IF NOT EXISTS ${table} (
+  record_type VARCHAR(64)  NOT NULL,
+  record_id   VARCHAR(255) NOT NULL,
+  slot        SMALLINT     NOT NULL,
+  count       BIGINT       NOT NULL,
+  PRIMARY KEY (record_type, record_id, slot)
+);
+-- Committed flush ids: a retried flush whose id is here had committed already (exactly once).
+CREATE TABLE IF NOT EXISTS ${table}_flushes (
+  flush_id     VARCHAR(64) NOT NULL PRIMARY KEY,
+  committed_at TIMESTAMPTZ NOT NULL DEFAULT now()
+);
+CREATE INDEX IF NOT EXISTS ${table}_flushes_committed_at ON ${table}_flushes (committed_at)
