@@ -7,6 +7,8 @@ public class NamespaceOptions {
   private final String name;
   private int slots = DEFAULT_SLOTS;
   private boolean isPublic;
+  /** Null for a plain namespace: one value per counter, no buckets. */
+  private WindowOptions window;
 
   public NamespaceOptions(String name) {
     if (name == null || !name.matches("[a-z0-9][a-z0-9_.-]{0,63}")) {
@@ -19,7 +21,8 @@ public class NamespaceOptions {
   static NamespaceOptions from(String name, ConfigSection section) {
     return new NamespaceOptions(name)
       .setSlots(section.intValue("slots", DEFAULT_SLOTS))
-      .setPublic(section.boolValue("public", false));
+      .setPublic(section.boolValue("public", false))
+      .setWindow(section.json().containsKey("window") ? WindowOptions.from(section.section("window")) : null);
   }
 
   public String getName() {
@@ -42,6 +45,19 @@ public class NamespaceOptions {
 
   public NamespaceOptions setPublic(boolean isPublic) {
     this.isPublic = isPublic;
+    return this;
+  }
+
+  public WindowOptions getWindow() {
+    return window;
+  }
+
+  public boolean isWindowed() {
+    return window != null;
+  }
+
+  public NamespaceOptions setWindow(WindowOptions window) {
+    this.window = window;
     return this;
   }
 }

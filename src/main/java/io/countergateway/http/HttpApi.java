@@ -30,7 +30,7 @@ public final class HttpApi {
     router.route().handler(HttpApi::refuseUnknownFraming);
     CounterClient client = new CounterClient(vertx, services.config().getLimits().getRequestTimeoutMs());
     IncrementRoutes writes = new IncrementRoutes(services, coalescer, client, keyed);
-    ReadRoutes reads = new ReadRoutes(client);
+    ReadRoutes reads = new ReadRoutes(client, services.config());
     BodyHandler body = BodyHandler.create(false).setBodyLimit(services.config().getLimits().getMaxBodyBytes());
 
     CorsHandler cors = CorsHandler.create().allowedMethod(HttpMethod.GET).allowedMethod(HttpMethod.POST)
