@@ -32,12 +32,15 @@ public final class WindowOptions {
   private final Duration retention;
   private final Duration maxFutureSkew;
   private final int maxRangeBuckets;
+  private final int expiryIntervalSeconds;
 
-  public WindowOptions(Bucket bucket, Duration retention, Duration maxFutureSkew, int maxRangeBuckets) {
+  public WindowOptions(Bucket bucket, Duration retention, Duration maxFutureSkew, int maxRangeBuckets,
+                       int expiryIntervalSeconds) {
     this.bucket = bucket;
     this.retention = retention;
     this.maxFutureSkew = maxFutureSkew;
     this.maxRangeBuckets = maxRangeBuckets;
+    this.expiryIntervalSeconds = expiryIntervalSeconds;
   }
 
   static WindowOptions from(ConfigSection section) {
@@ -61,7 +64,8 @@ public final class WindowOptions {
       throw new ConfigException(section.key("maxFutureSkew"), "must be at most 1d, got " + section.stringValue("maxFutureSkew", ""));
     }
     int maxRangeBuckets = section.intValue("maxRangeBuckets", 1_000, 1, 1_000_000);
-    return new WindowOptions(bucket, retention, skew, maxRangeBuckets);
+    int expiryInterval = section.intValue("expiryIntervalSeconds", 60, 1, 86_400);
+    return new WindowOptions(bucket, retention, skew, maxRangeBuckets, expiryInterval);
   }
 
   /** {@code 90s}, {@code 5m}, {@code 24h}, {@code 30d}. */
@@ -94,6 +98,11 @@ public final class WindowOptions {
 
   public int getMaxRangeBuckets() {
     return maxRangeBuckets;
+  }
+
+  /** How often the retention job looks for expired buckets. */
+  public int getExpiryIntervalSeconds() {
+    return expiryIntervalSeconds;
   }
 
   /** The start (epoch seconds) of the bucket holding {@code instant}. */
