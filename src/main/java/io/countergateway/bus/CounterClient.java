@@ -45,6 +45,16 @@ public final class CounterClient {
   }
 
   /**
+   * Adds {@code delta} to a windowed counter's bucket holding {@code at} (inside the namespace's retention, at most
+   * its maxFutureSkew ahead); completes once committed.
+   */
+  public Future<Void> increment(String type, String id, long delta, Instant at) {
+    return bus.request(Addresses.INCREMENT, body(type, id).put("delta", delta).put("at", at.toString()), delivery)
+      .recover(failure -> Future.failedFuture(BusErrors.toApiError(failure)))
+      .mapEmpty();
+  }
+
+  /**
    * Adds {@code delta} and answers the counter's value read after the commit: it includes this increment (and
    * whatever else committed by then).
    */

@@ -65,7 +65,8 @@ final class WindowedReads {
       throw ApiError.badRequest("invalid_" + missing, missing, "from and to go together: give both, or neither for the retention");
     }
     if (!hasFrom) {
-      return new Range(window, window.oldestKept(now), window.bucketOf(now) + length, false);
+      // up to the last bucket an explicit "at" may reach (maxFutureSkew ahead), so the total counts it at once
+      return new Range(window, window.oldestKept(now), window.bucketOf(now.plus(window.getMaxFutureSkew())) + length, false);
     }
     long from = window.bucketOf(IncrementRules.instant(request.getValue("from"), "from"));
     long to = IncrementRules.instant(request.getValue("to"), "to").getEpochSecond();
@@ -106,8 +107,9 @@ final class WindowedReads {
    * total over the retention.
    */
   Future<JsonObject> one(String type, String id, Range range) {
-    long bucketsFrom = range.explicit() ? range.from() : range.to() - range.window().getBucket().seconds;
-    Future<List<BucketValue>> buckets = store.windowBuckets(type, id, bucketsFrom, range.to());
+    long current = range.window().bucketOf(clock.instant());
+    Future<List<BucketValue>> buckets = range.explicit() ? store.windowBuckets(type, id, range.from(), range.to())
+      : store.windowBuckets(type, id, current, current + range.window().getBucket().seconds);
     Future<Map<String, BigInteger>> total = range.explicit() ? null : store.windowTotals(type, List.of(id), range.from(), range.to());
     return (total == null ? buckets.map(list -> (Object) null) : Future.all(buckets, total).map(all -> (Object) null))
       .map(done -> {

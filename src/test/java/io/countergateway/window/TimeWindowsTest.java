@@ -101,11 +101,14 @@ class TimeWindowsTest {
         .statusCode()).isEqualTo(200);
       assertThat(increment(gateway, "views", id, new JsonObject().put("at", "2026-11-22T11:04:00Z")).statusCode())
         .as("within maxFutureSkew").isEqualTo(200);
+      await(new CounterClient(gateway.vertx).increment("views", id, 3, Instant.parse("2026-11-22T11:00:00Z")));
       await(new CounterClient(gateway.vertx).incrementAll(new JsonArray()
         .add(new JsonObject().put("type", "views").put("id", id).put("delta", 2).put("at", "2026-11-21T12:30:00+01:00"))));
       long eight = Instant.parse("2026-11-22T08:00:00Z").getEpochSecond();
       long elevenYesterday = Instant.parse("2026-11-21T11:00:00Z").getEpochSecond();
-      assertThat(await(gateway.bucketsInTable("views", id))).isEqualTo(Map.of(eight, 4L, ELEVEN, 1L, elevenYesterday, 2L));
+      assertThat(await(gateway.bucketsInTable("views", id))).isEqualTo(Map.of(eight, 4L, ELEVEN, 4L, elevenYesterday, 2L));
+      assertThat(get(gateway, "/v1/counters/views/" + id).bodyAsJsonObject().getLong("total"))
+        .as("the retention's total counts what is up to maxFutureSkew ahead").isEqualTo(10);
 
       long rowsBefore = await(gateway.rowsInWindows()) + await(gateway.rowsInTable());
       for (JsonObject refused : List.of(
@@ -130,6 +133,10 @@ class TimeWindowsTest {
       assertThatThrownBy(() -> await(new CounterClient(gateway.vertx).incrementAll(new JsonArray()
         .add(new JsonObject().put("type", "views").put("id", id).put("at", "2020-01-01T00:00:00Z")))))
         .hasCauseInstanceOf(ApiError.class).cause().hasMessageContaining("retention");
+      HttpResponse<Buffer> keyed = await(gateway.http.post("/v1/counters/views/" + id + "/increments")
+        .putHeader("Idempotency-Key", "k-" + id).sendJsonObject(new JsonObject()));
+      assertThat(keyed.statusCode()).as("idempotency keys write the plain table").isEqualTo(400);
+      assertThat(keyed.bodyAsJsonObject().getString("error")).isEqualTo("idempotency_unsupported");
       assertThat(await(gateway.rowsInWindows()) + await(gateway.rowsInTable())).isEqualTo(rowsBefore);
     }
   }
