@@ -46,4 +46,15 @@ class WindowOptionsTest {
     assertThatThrownBy(() -> withWindow(new JsonObject(window))).isInstanceOf(ConfigException.class)
       .hasMessageContaining(message).satisfies(e -> assertThat(e.getMessage()).doesNotContain("\n"));
   }
+
+  @Test
+  @DisplayName("a roll-up of a windowed namespace is refused: roll-ups copy plain totals")
+  void refusesRollupsOfWindowedNamespaces() {
+    JsonObject config = new JsonObject().put("namespaces", new JsonObject()
+        .put("views", new JsonObject().put("window", new JsonObject().put("bucket", "day"))))
+      .put("rollups", new io.vertx.core.json.JsonArray().add(new JsonObject().put("namespace", "views")
+        .put("table", "pages").put("keyColumn", "id").put("valueColumn", "views")));
+    assertThatThrownBy(() -> GatewayConfig.fromJson(config)).isInstanceOf(ConfigException.class)
+      .hasMessageContaining("rollups[0].namespace: 'views' is windowed");
+  }
 }
