@@ -23,7 +23,8 @@ public final class ConfigLoader {
 
   /** Keys that have defaults in code and may be absent from a file, yet must still be overridable. */
   private static final String[] WELL_KNOWN_KEYS = {
-    "http.host", "http.port", "http.instances", "http.corsOrigins",
+    "http.host", "http.port", "http.instances", "http.corsOrigins", "http.corsMaxAgeSeconds",
+    "beacon.maxBodyBytes", "beacon.botPatterns",
     "database.kind", "database.host", "database.port", "database.name", "database.user", "database.password",
     "database.passwordFile", "database.table", "database.dataDir", "database.readPoolSize", "database.createSchema",
     "batching.maxDelayMs", "batching.maxKeys", "batching.maxInFlight", "batching.maxPendingKeys",
@@ -62,6 +63,9 @@ public final class ConfigLoader {
       for (String name : namespaces.fieldNames()) {
         override(merged, "namespaces." + name + ".slots", env);
         override(merged, "namespaces." + name + ".public", env);
+        for (String beaconKey : new String[] {"dropBots", "honorDoNotTrack", "honorGlobalPrivacyControl"}) {
+          override(merged, "namespaces." + name + ".beacon." + beaconKey, env);
+        }
       }
     }
     return merged;

@@ -14,6 +14,7 @@ public class GatewayConfig {
   private LimitsOptions limits = new LimitsOptions();
   private ReadOptions reads = new ReadOptions();
   private AuthOptions auth = new AuthOptions();
+  private BeaconOptions beacon = new BeaconOptions();
   private final Map<String, NamespaceOptions> namespaces = new LinkedHashMap<>();
   private int shutdownTimeoutMs = 30_000;
 
@@ -27,6 +28,7 @@ public class GatewayConfig {
     config.limits = LimitsOptions.from(root.section("limits"));
     config.reads = ReadOptions.from(root.section("reads"));
     config.auth = AuthOptions.from(root.section("auth"));
+    config.beacon = BeaconOptions.from(root.section("beacon"));
     config.shutdownTimeoutMs = root.section("shutdown").intValue("timeoutMs", 30_000, 100, 3_600_000);
     ConfigSection namespaces = root.section("namespaces");
     for (String name : namespaces.json().fieldNames()) {
@@ -103,6 +105,15 @@ public class GatewayConfig {
 
   public GatewayConfig setAuth(AuthOptions auth) {
     this.auth = auth;
+    return this;
+  }
+
+  public BeaconOptions getBeacon() {
+    return beacon;
+  }
+
+  public GatewayConfig setBeacon(BeaconOptions beacon) {
+    this.beacon = beacon;
     return this;
   }
 
