@@ -53,12 +53,16 @@ final class DocumentedApi {
 
   static JsonObject rawDocument() {
     try (InputStream in = DocumentedApi.class.getResourceAsStream(RESOURCE)) {
-      Map<String, Object> tree = new Yaml(new SafeConstructor(new LoaderOptions())).load(in);
-      // YAML keys such as '200' are strings already; the round trip through JSON makes every map a JsonObject
-      return new JsonObject(io.vertx.core.json.Json.encode(tree));
+      return parse(new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8));
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
+  }
+
+  static JsonObject parse(String yaml) {
+    Map<String, Object> tree = new Yaml(new SafeConstructor(new LoaderOptions())).load(yaml);
+    // the round trip through JSON text makes every nested map a JsonObject and every list a JsonArray
+    return new JsonObject(io.vertx.core.json.Json.encode(tree));
   }
 
   /** The operation that documents this request, or null when the document has none. */
