@@ -13,11 +13,10 @@ import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Route;
 import io.vertx.ext.web.Router;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.extension.ExtendWith;
+import io.vertx.junit5.VertxExtension;
 
 import java.util.Set;
 import java.util.TreeSet;
@@ -26,33 +25,21 @@ import static io.countergateway.testing.GatewayFixture.await;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** The OpenAPI document and the router cannot drift apart: each lists exactly the routes of the other. */
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@ExtendWith(VertxExtension.class)
 class OpenApiRoutesTest {
-  Vertx vertx;
-
-  @BeforeAll
-  void start() {
-    vertx = Vertx.vertx();
-  }
-
-  @AfterAll
-  void stop() {
-    await(vertx.close());
-  }
-
   @Test
   @DisplayName("every route the router serves is in the OpenAPI document, and every documented operation is served")
-  void documentAndRouterListTheSameRoutes() {
+  void documentAndRouterListTheSameRoutes(Vertx vertx) {
     DocumentedApi api = DocumentedApi.load(vertx);
     Set<String> documented = new TreeSet<>();
     api.contract.operations().forEach(op -> documented.add(op.getHttpMethod().name() + " " + op.getOpenAPIPath()));
 
-    assertThat(servedRoutes()).isEqualTo(documented);
+    assertThat(servedRoutes(vertx)).isEqualTo(documented);
   }
 
   @Test
   @DisplayName("every operation of the document has an id and a summary")
-  void everyOperationIsDescribed() {
+  void everyOperationIsDescribed(Vertx vertx) {
     DocumentedApi api = DocumentedApi.load(vertx);
     assertThat(api.contract.operations()).allSatisfy(op -> {
       assertThat(op.getOperationId()).isNotBlank();
@@ -61,7 +48,7 @@ class OpenApiRoutesTest {
   }
 
   /** "METHOD /path/{param}" for each route of a router built from a test configuration. */
-  private Set<String> servedRoutes() {
+  private Set<String> servedRoutes(Vertx vertx) {
     JsonObject raw = GatewayFixture.baseConfig(new JsonObject().put("kind", "postgres").put("host", "127.0.0.1")
       .put("port", 1).put("name", TestDatabases.DATABASE).put("user", "nobody"), "unused");
     GatewayServices services = new GatewayServices(GatewayConfig.fromJson(raw), new GatewayState(),
