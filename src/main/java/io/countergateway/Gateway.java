@@ -57,7 +57,7 @@ public final class Gateway {
     if (!services.config().getDatabase().isCreateSchema()) {
       return Future.succeededFuture();
     }
-    CounterStore store = SqlStores.create(vertx, services.config().getDatabase(), 1);
+    CounterStore store = SqlStores.create(vertx, services.config().getDatabase(), 1, START_TIMEOUT_SECONDS * 1000L);
     return store.createSchema().eventually(store::close);
   }
 

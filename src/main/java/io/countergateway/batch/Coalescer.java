@@ -22,6 +22,7 @@ import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * Sums deltas per counter and turns them into few, large, ordered flushes (DESIGN §3). Confined to one event
@@ -38,7 +39,9 @@ public final class Coalescer {
   private final BatchingOptions options;
   private final GatewayState state;
   private final SlotPicker slots;
-  private final String flushIdPrefix;
+  private final String flushSource;
+  /** Created on its verticle's event loop; requests come on duplicates of that context, so the thread is the check. */
+  private final Thread eventLoop;
   private final long timeoutNanos;
 
   private LinkedHashMap<CounterKey, Pending> pending = new LinkedHashMap<>();
@@ -59,17 +62,21 @@ public final class Coalescer {
 
   private static final class Pending {
     long delta;
+    /** Waiting requests, withdrawn ones included (marked DONE): removing from the middle would be O(n). */
     List<Ack> acks;
+    int liveAcks;
   }
 
   public Coalescer(Vertx vertx, CounterStore store, GatewayConfig config, GatewayState state, int instanceIndex, int instanceCount) {
     this.vertx = vertx;
-    this.writer = new FlushWriter(vertx, store, config.getBatching(), state);
+    this.writer = new FlushWriter(vertx, store, config.getBatching(), state, this::reslot);
     this.config = config;
     this.options = config.getBatching();
     this.state = state;
     this.slots = new SlotPicker(instanceIndex, instanceCount);
-    this.flushIdPrefix = Long.toUnsignedString(java.util.concurrent.ThreadLocalRandom.current().nextLong(), 36) + "-" + instanceIndex + "-";
+    // one coalescer of one process run: random, so restarts and replicas never share a source
+    this.flushSource = Long.toUnsignedString(ThreadLocalRandom.current().nextLong(), 36) + "-" + instanceIndex;
+    this.eventLoop = Thread.currentThread();
     this.timeoutNanos = config.getLimits().getRequestTimeoutMs() * 1_000_000L;
   }
 
@@ -80,10 +87,14 @@ public final class Coalescer {
       .description("increments taken into the coalescer").register(registry);
     FunctionCounter.builder("gateway.increments.refused", this, c -> c.incrementsRefused).tags(tags)
       .description("increments refused with 503 because the coalescer was full or draining").register(registry);
-    FunctionCounter.builder("gateway.flushes", this, c -> c.flushes).tags(tags).register(registry);
-    FunctionCounter.builder("gateway.flush.rows", this, c -> c.flushRows).tags(tags).register(registry);
-    Gauge.builder("gateway.pending.counters", this, c -> c.pending.size()).tags(tags).register(registry);
-    Gauge.builder("gateway.waiting.requests", this, c -> c.waiting).tags(tags).register(registry);
+    FunctionCounter.builder("gateway.flushes", this, c -> c.flushes).tags(tags)
+      .description("flushes formed (one multi-row upsert each, split halves not counted)").register(registry);
+    FunctionCounter.builder("gateway.flush.rows", this, c -> c.flushRows).tags(tags)
+      .description("slot rows written by flushes; increments taken divided by this is the batching factor").register(registry);
+    Gauge.builder("gateway.pending.counters", this, c -> c.pending.size()).tags(tags)
+      .description("counters holding a delta not yet in a flush").register(registry);
+    Gauge.builder("gateway.waiting.requests", this, c -> c.waiting).tags(tags)
+      .description("requests waiting for the commit of their increment").register(registry);
     writer.registerMetrics(registry, tags);
   }
 
@@ -108,17 +119,21 @@ public final class Coalescer {
    * held. Throws {@link ApiError} 503 when the coalescer is full or shutting down: then nothing was taken.
    */
   public Ack add(Increment increment, boolean waitForCommit) {
+    checkContext();
     checkOpen();
     Pending entry = pending.get(increment.key());
     checkRoom(entry == null ? 1 : 0, waitForCommit ? 1 : 0);
     checkSum(entry, increment);
-    return take(entry, increment, waitForCommit);
+    Ack ack = take(entry, increment, waitForCommit);
+    scheduleFlush();
+    return ack;
   }
 
   /**
    * Takes increments of distinct counters all together or none of them (a batch request is all or nothing).
    */
   public List<Ack> addAll(List<Increment> increments, boolean waitForCommit) {
+    checkContext();
     checkOpen();
     int newKeys = 0;
     for (Increment increment : increments) {
@@ -134,7 +149,16 @@ public final class Coalescer {
         acks.add(ack);
       }
     }
+    // the whole batch first, then one flush decision: it travels in one flush, not one row now and the rest later
+    scheduleFlush();
     return acks;
+  }
+
+  /** Lock-free only because it is confined: a call from another thread would corrupt the maps, so refuse it. */
+  private void checkContext() {
+    if (Thread.currentThread() != eventLoop) {
+      throw new IllegalStateException("the coalescer must be called on the event loop of the verticle that created it");
+    }
   }
 
   private void checkOpen() {
@@ -145,16 +169,29 @@ public final class Coalescer {
   }
 
   private void checkRoom(int newKeys, int newWaiters) {
-    if (pending.size() + newKeys > options.getMaxPendingKeys()) {
+    if (newKeys > options.getMaxPendingKeys() || newWaiters > options.getMaxWaitingRequests()) {
+      // could never fit, not even in an empty coalescer: a 503 would invite retries that fail forever
       incrementsRefused++;
-      setShedding(true);
-      throw ApiError.unavailable("overloaded", "too many counters are waiting to be written; retry shortly");
+      throw new ApiError(413, "batch_too_large", "the batch holds more counters than one ingest verticle may hold ("
+        + Math.min(options.getMaxPendingKeys(), options.getMaxWaitingRequests()) + "); send smaller batches", "body");
     }
-    if (waiting + newWaiters > options.getMaxWaitingRequests()) {
-      incrementsRefused++;
-      setShedding(true);
-      throw ApiError.unavailable("overloaded", "too many requests are waiting for a commit; retry shortly");
+    boolean keysFit = pending.size() + newKeys <= options.getMaxPendingKeys();
+    if (keysFit && waiting + newWaiters <= options.getMaxWaitingRequests()) {
+      return;
     }
+    incrementsRefused++;
+    // shed (readiness 503) only when not even one more increment fits; a large batch that does not fit in what is
+    // left is refused without telling load balancers to stop sending the small ones
+    if (!hasRoomForOne()) {
+      setShedding(true);
+    }
+    throw ApiError.unavailable("overloaded", keysFit
+      ? "too many requests are waiting for a commit; retry shortly"
+      : "too many counters are waiting to be written; retry shortly");
+  }
+
+  private boolean hasRoomForOne() {
+    return pending.size() < options.getMaxPendingKeys() && waiting < options.getMaxWaitingRequests();
   }
 
   private static void checkSum(Pending entry, Increment increment) {
@@ -184,10 +221,10 @@ public final class Coalescer {
         entry.acks = new ArrayList<>(4);
       }
       entry.acks.add(ack);
+      entry.liveAcks++;
       pendingWaiters++;
       waiting++;
     }
-    scheduleFlush();
     return ack;
   }
 
@@ -200,8 +237,8 @@ public final class Coalescer {
       case PENDING -> {
         Pending entry = pending.get(ack.key);
         entry.delta -= ack.delta;
-        entry.acks.remove(ack);
-        if (entry.delta == 0 && entry.acks.isEmpty()) {
+        entry.liveAcks--;
+        if (entry.delta == 0 && entry.liveAcks == 0) {
           pending.remove(ack.key);
         }
         pendingWaiters--;
@@ -220,6 +257,7 @@ public final class Coalescer {
 
   /** Stops intake and flushes everything pending; completes when nothing is left. */
   public Future<Void> drain() {
+    checkContext();
     if (drained == null) {
       drained = Promise.promise();
       flushWhilePossible();
@@ -262,6 +300,7 @@ public final class Coalescer {
       return;
     }
     slots.nextRound();
+    List<Ack> answeredAtOnce = null;
     List<FlushRow> rows = new ArrayList<>(Math.min(pending.size(), options.getMaxKeys()));
     List<Ack> acks = new ArrayList<>();
     Iterator<Map.Entry<CounterKey, Pending>> entries = pending.entrySet().iterator();
@@ -271,36 +310,55 @@ public final class Coalescer {
       CounterKey key = next.getKey();
       Pending entry = next.getValue();
       if (entry.delta != 0) {
-        rows.add(new FlushRow(key.type(), key.id(), slots.slot(config.namespace(key.type()).getSlots()), entry.delta));
+        rows.add(new FlushRow(key.type(), key.id(), slotFor(key.type()), entry.delta));
       }
-      if (entry.acks != null) {
+      if (entry.liveAcks > 0) {
+        pendingWaiters -= entry.liveAcks;
         for (Ack ack : entry.acks) {
-          ack.state = Ack.State.IN_FLIGHT;
-          acks.add(ack);
+          if (ack.state != Ack.State.PENDING) {
+            continue; // withdrawn
+          }
+          if (entry.delta != 0) {
+            ack.state = Ack.State.IN_FLIGHT;
+            acks.add(ack);
+          } else {
+            // the deltas cancelled out: nothing to write, "committed" is already true; answered now, so they never
+            // ride along with other counters' rows and inherit a refusal after a split
+            answeredAtOnce = answeredAtOnce == null ? new ArrayList<>() : answeredAtOnce;
+            answeredAtOnce.add(ack);
+          }
         }
-        pendingWaiters -= entry.acks.size();
       }
     }
     firstPendingNanos = System.nanoTime();
-    if (pending.size() < options.getMaxPendingKeys()) {
-      setShedding(false);
-    }
-    if (rows.isEmpty()) {
-      // the deltas cancelled out: nothing to write, and "committed" is already true
-      for (Ack ack : acks) {
+    if (answeredAtOnce != null) {
+      for (Ack ack : answeredAtOnce) {
         settle(ack);
         ack.promise.tryComplete();
       }
+    }
+    endSheddingIfRoom();
+    if (rows.isEmpty()) {
       return;
     }
     Collections.sort(rows);
     inFlight++;
     flushes++;
     flushRows += rows.size();
-    writer.write(new Flush(flushIdPrefix + Long.toString(flushSeq++, 36), rows), acks).onComplete(settled -> {
+    writer.write(Flush.formed(flushSource, flushSeq++, rows), acks).onComplete(settled -> {
       waiting -= acks.size();
       flushDone();
     });
+  }
+
+  private short slotFor(String type) {
+    return slots.slot(config.namespace(type).getSlots());
+  }
+
+  /** The same flush on the slots of a new round: a retry need not wait on a row lock a dead writer still holds. */
+  private Flush reslot(Flush flush) {
+    slots.nextRound();
+    return flush.reslotted(row -> row.withSlot(slotFor(row.type())));
   }
 
   private void settle(Ack ack) {
@@ -332,7 +390,7 @@ public final class Coalescer {
    * arrive any more (readiness is false, so load balancers send none), and readiness must recover on its own.
    */
   private void endSheddingIfRoom() {
-    if (shedding && pending.size() < options.getMaxPendingKeys() && waiting < options.getMaxWaitingRequests()) {
+    if (shedding && hasRoomForOne()) {
       setShedding(false);
     }
   }

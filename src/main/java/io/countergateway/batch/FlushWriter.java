@@ -22,20 +22,32 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.function.UnaryOperator;
 
 /**
- * Gets one flush into the database and settles its waiting requests. A failure that may hide a commit (lost
- * connection, deadlock, timeout) retries the same immutable flush with backoff until it lands; its flush id makes
- * the retry a no-op if the first attempt had committed. A refusal by the database (bad value) cannot have written
- * anything, so the flush is split in halves until the refused row is alone, and only its requests fail.
+ * Gets one flush into the database and settles its waiting requests.
+ *
+ * <p>The invariant: <b>a flush gets new ids only when the database has proven that its id is not committed.</b> The
+ * only such proof is a data exception ({@link Failures#isValueRefused}): the statement that carries the flush id
+ * failed on a value, so nothing of it committed — and, since the id is checked before any value is touched (one
+ * statement on PostgreSQL, the id inserted first on MySQL), no earlier attempt had committed it either. Only then is
+ * the flush split into halves under new ids, until the refused row is alone and only its requests fail.
+ *
+ * <p>Every other failure — lost connection, timeout, deadlock, read-only database, cancelled statement, an error
+ * nobody listed — is an outage: the same flush (same id, same counters and deltas) is retried with backoff until it
+ * lands, and its id makes the retry a no-op if an earlier attempt had committed. A retry may move the rows to other
+ * slots, so it does not queue behind a row lock that a dead writer still holds; the id is what deduplicates.
  */
 final class FlushWriter {
   private static final Logger LOG = LoggerFactory.getLogger(FlushWriter.class);
+  /** How much longer than writeTimeoutMs an attempt may take before the writer gives up on the store's answer. */
+  private static final long BACKSTOP_MS = 1_000;
 
   private final Vertx vertx;
   private final CounterStore store;
   private final BatchingOptions options;
   private final GatewayState state;
+  private final UnaryOperator<Flush> reslot;
   private boolean failing;
   private Timer flushTimer;
   private Counter retries;
@@ -45,17 +57,21 @@ final class FlushWriter {
     flushTimer = Timer.builder("gateway.flush.duration").tags(tags)
       .description("from a flush's first attempt until it is settled, retries included")
       .publishPercentiles(0.5, 0.99).register(registry);
-    retries = Counter.builder("gateway.flush.retries").tags(tags).register(registry);
+    retries = Counter.builder("gateway.flush.retries").tags(tags)
+      .description("write attempts that failed for a reason other than a refused value and were retried under the same flush id")
+      .register(registry);
     refusedRows = Counter.builder("gateway.flush.refused.rows").tags(tags)
       .description("counter rows the database refused (e.g. BIGINT overflow); their increments were not counted")
       .register(registry);
   }
 
-  FlushWriter(Vertx vertx, CounterStore store, BatchingOptions options, GatewayState state) {
+  /** {@code reslot} gives the same flush on the slots of a new round, for retries. */
+  FlushWriter(Vertx vertx, CounterStore store, BatchingOptions options, GatewayState state, UnaryOperator<Flush> reslot) {
     this.vertx = vertx;
     this.store = store;
     this.options = options;
     this.state = state;
+    this.reslot = reslot;
   }
 
   /** Completes once every request of the flush is settled (never fails). */
@@ -71,7 +87,8 @@ final class FlushWriter {
   }
 
   private void attempt(Flush flush, List<Ack> acks, int attemptNo, Promise<Void> settled) {
-    store.write(flush).timeout(options.getWriteTimeoutMs(), TimeUnit.MILLISECONDS).onComplete(result -> {
+    // The store bounds an attempt by writeTimeoutMs and closes the connection it used; this is the backstop.
+    store.write(flush).timeout(options.getWriteTimeoutMs() + BACKSTOP_MS, TimeUnit.MILLISECONDS).onComplete(result -> {
       if (result.succeeded()) {
         setFailing(false);
         for (Ack ack : acks) {
@@ -79,24 +96,39 @@ final class FlushWriter {
           ack.promise.tryComplete();
         }
         settled.complete();
-      } else if (Failures.isRetryable(result.cause())) {
-        setFailing(true);
-        if (retries != null) {
-          retries.increment();
+      } else if (Failures.isValueRefused(result.cause())) {
+        // proven not committed (see the class comment): new ids are safe
+        setFailing(false);
+        if (flush.rows().size() > 1) {
+          split(flush, acks, settled);
+        } else {
+          refuse(flush, acks, result.cause());
+          settled.complete();
         }
-        long delay = backoff(attemptNo);
-        LOG.warn("flush {} ({} rows) failed, retry {} in {} ms: {}", flush.id(), flush.rows().size(), attemptNo + 1,
-          delay, result.cause().toString());
-        vertx.setTimer(delay, id -> attempt(flush, acks, attemptNo + 1, settled));
-      } else if (flush.rows().size() > 1) {
-        setFailing(false);
-        split(flush, acks, settled);
       } else {
-        setFailing(false);
-        refuse(flush, acks, result.cause());
-        settled.complete();
+        retryLater(flush, acks, attemptNo, settled, result.cause());
       }
     });
+  }
+
+  /** An outage: the same flush again, same id, never split and never dropped. */
+  private void retryLater(Flush flush, List<Ack> acks, int attemptNo, Promise<Void> settled, Throwable cause) {
+    // two writers meeting on a row lock is not an outage worth a readiness change, unless it keeps happening
+    if (!Failures.isLockConflict(cause) || attemptNo >= 2) {
+      setFailing(true);
+    }
+    if (retries != null) {
+      retries.increment();
+    }
+    long delay = backoff(attemptNo);
+    if (attemptNo == BatchingOptions.RETRIES_WITHIN_RETENTION / 2) {
+      LOG.error("flush {} has failed {} times; it keeps being retried, but should the outage outlast "
+        + "batching.flushIdRetentionSeconds ({} s) its id may be pruned before it lands", flush.id(), attemptNo + 1,
+        options.getFlushIdRetentionSeconds());
+    }
+    LOG.warn("flush {} ({} rows) failed, retry {} in {} ms under the same id: {}", flush.id(), flush.rows().size(),
+      attemptNo + 1, delay, cause.toString());
+    vertx.setTimer(delay, id -> attempt(reslot.apply(flush), acks, attemptNo + 1, settled));
   }
 
   private void split(Flush flush, List<Ack> acks, Promise<Void> settled) {
@@ -109,8 +141,8 @@ final class FlushWriter {
     List<Ack> rightAcks = new ArrayList<>();
     acks.forEach(ack -> (leftKeys.contains(ack.key) ? leftAcks : rightAcks).add(ack));
     Promise<Void> leftSettled = Promise.promise();
-    leftSettled.future().onComplete(done -> attempt(new Flush(flush.id() + "b", right), rightAcks, 0, settled));
-    attempt(new Flush(flush.id() + "a", left), leftAcks, 0, leftSettled);
+    leftSettled.future().onComplete(done -> attempt(flush.half(1, right), rightAcks, 0, settled));
+    attempt(flush.half(0, left), leftAcks, 0, leftSettled);
   }
 
   private void refuse(Flush flush, List<Ack> acks, Throwable cause) {
@@ -120,7 +152,7 @@ final class FlushWriter {
     }
     ApiError error = Failures.isOverflow(cause)
       ? new ApiError(422, "counter_overflow", "the increment would take the counter beyond the 64-bit range; it was not counted", "delta")
-      : new ApiError(500, "write_failed", "the database refused the write: " + cause.getMessage(), null);
+      : new ApiError(500, "write_failed", "the database refused a value of the write: " + cause.getMessage(), null);
     LOG.error("the database refused {} for counter {}/{} (slot {}); not retried, {} waiting requests get {}: {}",
       row.delta(), row.type(), row.id(), row.slot(), acks.size(), error.status(), cause.toString());
     for (Ack ack : acks) {

@@ -21,6 +21,11 @@ public class BatchingOptions {
   public static final int DEFAULT_WRITE_TIMEOUT_MS = 15_000;
   public static final int DEFAULT_RETRY_INITIAL_MS = 50;
   public static final int DEFAULT_RETRY_MAX_MS = 2_000;
+  /**
+   * A flush id must outlive every retry of its flush: an attempt lasts at most writeTimeoutMs, the pause between two at
+   * most retryMaxMs. The retention must cover at least this many such retries; an outage longer than that is logged.
+   */
+  public static final int RETRIES_WITHIN_RETENTION = 100;
 
   private int maxDelayMs = DEFAULT_MAX_DELAY_MS;
   private int maxKeys = DEFAULT_MAX_KEYS;
@@ -52,6 +57,12 @@ public class BatchingOptions {
     }
     if (options.retryMaxMs < options.retryInitialMs) {
       throw new ConfigException("batching.retryMaxMs", "must be at least batching.retryInitialMs (" + options.retryInitialMs + ")");
+    }
+    long minRetentionSeconds = options.minFlushIdRetentionSeconds();
+    if (options.flushIdRetentionSeconds < minRetentionSeconds) {
+      throw new ConfigException("batching.flushIdRetentionSeconds", "must be at least " + minRetentionSeconds
+        + " (" + RETRIES_WITHIN_RETENTION + " retries of batching.writeTimeoutMs + batching.retryMaxMs), got "
+        + options.flushIdRetentionSeconds);
     }
     return options;
   }
@@ -109,6 +120,11 @@ public class BatchingOptions {
   public BatchingOptions setExactlyOnce(boolean exactlyOnce) {
     this.exactlyOnce = exactlyOnce;
     return this;
+  }
+
+  /** The shortest flush-id retention that covers {@link #RETRIES_WITHIN_RETENTION} retries. */
+  public long minFlushIdRetentionSeconds() {
+    return ((long) writeTimeoutMs + retryMaxMs) * RETRIES_WITHIN_RETENTION / 1000;
   }
 
   public int getFlushIdRetentionSeconds() {

@@ -37,7 +37,24 @@ public class GatewayConfig {
     if (config.namespaces.isEmpty()) {
       throw new ConfigException("namespaces", "must declare at least one namespace (record type)");
     }
+    checkBatchesFit(config.batching, config.limits);
     return config;
+  }
+
+  /**
+   * A batch is taken by one coalescer whole or not at all, one pending counter and one waiting request per counter:
+   * a batch the limits allow must fit in an empty coalescer, or it would get 503 forever and shed for nothing.
+   */
+  private static void checkBatchesFit(BatchingOptions batching, LimitsOptions limits) {
+    int batch = limits.getMaxBatchIncrements();
+    if (batching.getMaxPendingKeys() < batch) {
+      throw new ConfigException("batching.maxPendingKeys", "must be at least limits.maxBatchIncrements (" + batch
+        + "), got " + batching.getMaxPendingKeys());
+    }
+    if (batching.getMaxWaitingRequests() < batch) {
+      throw new ConfigException("batching.maxWaitingRequests", "must be at least limits.maxBatchIncrements (" + batch
+        + "), got " + batching.getMaxWaitingRequests());
+    }
   }
 
   public GatewayConfig addNamespace(NamespaceOptions namespace) {

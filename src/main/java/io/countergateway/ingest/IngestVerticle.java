@@ -50,7 +50,7 @@ public class IngestVerticle extends VerticleBase {
   public Future<?> start() {
     GatewayConfig config = services.config();
     store = SqlStores.create(vertx, config.getDatabase(), config.getBatching().getMaxInFlight(),
-      config.getBatching().isExactlyOnce());
+      config.getBatching().isExactlyOnce(), config.getBatching().getWriteTimeoutMs());
     coalescer = new Coalescer(vertx, store, config, services.state(), index, instances);
     coalescer.registerMetrics(services.registry(), index);
     coalescer.start();

@@ -2,9 +2,11 @@ package io.countergateway.read;
 
 import io.countergateway.model.CounterKey;
 import io.countergateway.store.CounterStore;
+import io.countergateway.store.Failures;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 
+import java.math.BigInteger;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -27,6 +29,8 @@ final class CounterReader {
   private final LinkedHashMap<String, Map<String, Promise<Long>>> queued = new LinkedHashMap<>();
   private final long cacheNanos;
   private final Map<CounterKey, Cached> cache = new HashMap<>();
+  /** Created on its verticle's event loop; requests come on duplicates of that context, so the thread is the check. */
+  private final Thread eventLoop;
   private int running;
 
   private record Cached(long value, long readAtNanos) {
@@ -38,9 +42,13 @@ final class CounterReader {
     this.maxConcurrentQueries = maxConcurrentQueries;
     this.maxIdsPerQuery = maxIdsPerQuery;
     this.cacheNanos = cacheMillis * 1_000_000L;
+    this.eventLoop = Thread.currentThread();
   }
 
   Future<Map<String, Long>> read(String type, List<String> ids) {
+    if (Thread.currentThread() != eventLoop) {
+      throw new IllegalStateException("the reader must be called on the event loop of the verticle that created it");
+    }
     List<Future<Long>> values = new ArrayList<>(ids.size());
     Map<String, Promise<Long>> waiting = null;
     for (String id : ids) {
@@ -94,7 +102,14 @@ final class CounterReader {
           cache.clear();
         }
         batch.forEach((id, promise) -> {
-          long value = result.result().getOrDefault(id, 0L);
+          long value;
+          try {
+            value = Failures.exactLong(result.result().getOrDefault(id, BigInteger.ZERO));
+          } catch (ArithmeticException beyond64Bits) {
+            // only this counter cannot be answered; the others of the same query can
+            promise.fail(beyond64Bits);
+            return;
+          }
           if (cacheNanos > 0) {
             cache.put(new CounterKey(type, id), new Cached(value, now));
           }

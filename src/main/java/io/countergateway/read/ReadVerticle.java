@@ -44,7 +44,9 @@ public class ReadVerticle extends VerticleBase {
   @Override
   public Future<?> start() {
     int poolSize = services.config().getDatabase().getReadPoolSize();
-    store = SqlStores.create(vertx, services.config().getDatabase(), poolSize);
+    // a read nobody waits for any more is not worth a connection: bounded like the requests that ask for it
+    store = SqlStores.create(vertx, services.config().getDatabase(), poolSize,
+      services.config().getLimits().getRequestTimeoutMs());
     reader = new CounterReader(store, poolSize, IDS_PER_QUERY,
       services.config().getReads().getCacheMillis());
     rules = services.rules();

@@ -4,6 +4,7 @@ import io.countergateway.batch.Flush;
 import io.countergateway.model.CounterKey;
 import io.vertx.core.Future;
 
+import java.math.BigInteger;
 import java.util.List;
 import java.util.Map;
 
@@ -12,11 +13,14 @@ public interface CounterStore {
   /** Creates the tables if missing. */
   Future<Void> createSchema();
 
-  /** Writes a flush atomically together with its flush id; a repeated id writes nothing. */
+  /**
+   * Writes a flush atomically together with its flush id; a repeated id writes nothing. An attempt is bounded by the
+   * store's attempt timeout; a timed-out attempt fails (its outcome unknown) and its connection is not used again.
+   */
   Future<WriteOutcome> write(Flush flush);
 
-  /** Current values of the ids in one namespace; ids never written read as 0. */
-  Future<Map<String, Long>> sum(String type, List<String> ids);
+  /** Exact current values (SUM over slots) of the ids in one namespace; ids never written read as 0. */
+  Future<Map<String, BigInteger>> sum(String type, List<String> ids);
 
   /** Deletes every slot of a counter. */
   Future<Void> reset(CounterKey key);

@@ -1,18 +1,22 @@
 package io.countergateway.store;
 
 import io.vertx.sqlclient.DatabaseException;
-import io.vertx.sqlclient.data.Numeric;
 
 import java.math.BigInteger;
-
 import java.util.Set;
 
-/** Which database failures are worth retrying: lock conflicts and lost connections, never bad data. */
+/**
+ * Reads a failed write. The default is "outage": only an answer that proves the <em>values</em> are at fault
+ * ({@link #isValueRefused}) is a verdict on the data. Everything else — a read-only database after a failover,
+ * a cancelled statement, a dropped table, an unknown error, a bug of ours — says nothing about the values and
+ * nothing about whether an earlier attempt committed, so the flush is retried as it is, under the same id.
+ */
 public final class Failures {
-  /** PostgreSQL: serialization failure, deadlock, lock not available, shutdown / cannot connect now, too many connections. */
-  private static final Set<String> RETRYABLE_SQL_STATES = Set.of("40001", "40P01", "55P03", "57P01", "57P02", "57P03", "53300");
-  /** MySQL/MariaDB: deadlock, lock wait timeout, too many connections, server shutdown, gone away, lost, killed, interrupted. */
-  private static final Set<Integer> RETRYABLE_MYSQL_CODES = Set.of(1213, 1205, 1040, 1053, 2006, 2013, 1927, 1317, 1158, 1159, 1160, 1161);
+  /** MySQL/MariaDB data errors whose SQLSTATE is not of class 22 on every server version. */
+  private static final Set<Integer> MYSQL_VALUE_ERRORS = Set.of(1690, 1264, 1406, 1366, 1292, 1265);
+  /** Lock conflicts: PostgreSQL serialization failure, deadlock, lock not available; MySQL deadlock, lock wait timeout. */
+  private static final Set<String> LOCK_CONFLICT_STATES = Set.of("40001", "40P01", "55P03");
+  private static final Set<Integer> LOCK_CONFLICT_CODES = Set.of(1213, 1205);
 
   private Failures() {
   }
@@ -23,25 +27,34 @@ public final class Failures {
       && ("22003".equals(db.getSqlState()) || db.getErrorCode() == 1690 || db.getErrorCode() == 1264);
   }
 
+  /**
+   * The database answered that a value of the statement is wrong (SQLSTATE class 22, "data exception", on both
+   * dialects). Such an answer proves that the statement failed, so its transaction — and the flush id written
+   * first in it — did not commit; and the same values would fail again. Only then may a flush be split.
+   */
+  public static boolean isValueRefused(Throwable failure) {
+    if (failure instanceof DatabaseException db) {
+      String state = db.getSqlState();
+      return state != null && state.startsWith("22") || MYSQL_VALUE_ERRORS.contains(db.getErrorCode());
+    }
+    return false;
+  }
+
+  /**
+   * Two writers waited on each other's row locks. The connection is healthy; a retry (on other slots) is enough.
+   * Any other outage may mean a connection that is stuck, broken or bound to a server that can no longer write.
+   */
+  public static boolean isLockConflict(Throwable failure) {
+    return failure instanceof DatabaseException db
+      && (db.getSqlState() != null && LOCK_CONFLICT_STATES.contains(db.getSqlState())
+        || LOCK_CONFLICT_CODES.contains(db.getErrorCode()));
+  }
+
   /** A SUM over slots as a long; a sum beyond the 64-bit range is an error, never a wrapped value. */
-  public static long exactLong(Numeric sum) {
-    BigInteger exact = sum.bigIntegerValue();
+  public static long exactLong(BigInteger exact) {
     if (exact.bitLength() > 63) {
       throw new ArithmeticException("counter value " + exact + " is beyond the 64-bit range");
     }
     return exact.longValue();
-  }
-
-  public static boolean isRetryable(Throwable failure) {
-    if (failure instanceof DatabaseException db) {
-      String state = db.getSqlState();
-      if (state != null && (RETRYABLE_SQL_STATES.contains(state) || state.startsWith("08"))) {
-        return true;
-      }
-      return RETRYABLE_MYSQL_CODES.contains(db.getErrorCode());
-    }
-    // not an answer from the database: the connection, the pool or the network failed, the data did not
-    return !(failure instanceof IllegalArgumentException) && !(failure instanceof ClassCastException)
-      && !(failure instanceof NullPointerException) && !(failure instanceof ArithmeticException);
   }
 }

@@ -9,10 +9,12 @@ import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.SqlConnection;
 import io.vertx.sqlclient.Tuple;
 
+import java.math.BigInteger;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
+import java.util.function.Supplier;
 
 /**
  * MySQL / MariaDB: a flush is one transaction of multi-row {@code VALUES … ON DUPLICATE KEY UPDATE} statements,
@@ -27,8 +29,8 @@ final class MySqlStore extends PooledCounterStore {
   private final String table;
   private final boolean exactlyOnce;
 
-  MySqlStore(Pool pool, MySqlSql sql, String table, boolean exactlyOnce) {
-    super(pool, sql.reset, sql.pruneFlushIds);
+  MySqlStore(Supplier<Pool> pools, long attemptTimeoutMs, MySqlSql sql, String table, boolean exactlyOnce) {
+    super(pools, attemptTimeoutMs, sql.reset, sql.pruneFlushIds);
     this.sql = sql;
     this.table = table;
     this.exactlyOnce = exactlyOnce;
@@ -68,15 +70,17 @@ final class MySqlStore extends PooledCounterStore {
    * from the very callback that reports the failure. The dead connection is evicted from the pool on its own.
    */
   private <T> Future<T> inTransaction(Function<SqlConnection, Future<T>> work) {
-    Promise<T> settled = Promise.promise();
-    pool.withTransaction(conn -> work.apply(conn).onFailure(settled::tryFail)).onComplete(result -> {
-      if (result.succeeded()) {
-        settled.tryComplete(result.result());
-      } else {
-        settled.tryFail(result.cause());
-      }
+    return bounded(pool -> {
+      Promise<T> settled = Promise.promise();
+      pool.withTransaction(conn -> work.apply(conn).onFailure(settled::tryFail)).onComplete(result -> {
+        if (result.succeeded()) {
+          settled.tryComplete(result.result());
+        } else {
+          settled.tryFail(result.cause());
+        }
+      });
+      return settled.future();
     });
-    return settled.future();
   }
 
   private Future<Void> upsertAll(SqlConnection conn, List<FlushRow> rows) {
@@ -120,7 +124,7 @@ final class MySqlStore extends PooledCounterStore {
   }
 
   @Override
-  public Future<Map<String, Long>> sum(String type, List<String> ids) {
+  public Future<Map<String, BigInteger>> sum(String type, List<String> ids) {
     // pad the IN list to a fixed size, so a handful of prepared statements serve every read
     int size = MySqlSql.UPSERT_SIZES[sizeIndexFor(ids.size())];
     if (ids.size() > size) {
@@ -130,6 +134,6 @@ final class MySqlStore extends PooledCounterStore {
     for (int i = 0; i < size; i++) {
       tuple.addString(ids.get(Math.min(i, ids.size() - 1)));
     }
-    return pool.preparedQuery(sql.sumByIds(size)).execute(tuple).map(rows -> sums(ids, rows));
+    return bounded(pool -> pool.preparedQuery(sql.sumByIds(size)).execute(tuple).map(rows -> sums(ids, rows)));
   }
 }

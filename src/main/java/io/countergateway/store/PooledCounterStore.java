@@ -7,30 +7,68 @@ import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.RowSet;
 import io.vertx.sqlclient.Tuple;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.math.BigInteger;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import java.util.function.Supplier;
 
-/** What both dialects do alike, given their own SQL. */
+/**
+ * What both dialects do alike, given their own SQL.
+ *
+ * <p>Writes and reads are bounded attempts ({@link #bounded}): a database that stops answering on an open connection
+ * (a partition, a dead host that never closes its sockets) would otherwise keep that connection busy for good, and
+ * every later attempt would wait for the pool behind it. The pool offers no way to evict one leased connection, so an
+ * attempt that times out or fails in a way that may leave its connection stuck or stale replaces the whole pool:
+ * closing the old pool closes all of its connections, and the next attempt connects afresh. Safe for writes because a
+ * flush retried under its id never counts twice.
+ */
 abstract class PooledCounterStore implements CounterStore {
-  protected final Pool pool;
+  private static final Logger LOG = LoggerFactory.getLogger(PooledCounterStore.class);
+
+  private final Supplier<Pool> pools;
+  private final long attemptTimeoutMs;
+  protected Pool pool;
   private final String resetSql;
   private final String pruneFlushIdsSql;
 
-  PooledCounterStore(Pool pool, String resetSql, String pruneFlushIdsSql) {
-    this.pool = pool;
+  PooledCounterStore(Supplier<Pool> pools, long attemptTimeoutMs, String resetSql, String pruneFlushIdsSql) {
+    this.pools = pools;
+    this.attemptTimeoutMs = attemptTimeoutMs;
+    this.pool = pools.get();
     this.resetSql = resetSql;
     this.pruneFlushIdsSql = pruneFlushIdsSql;
   }
 
-  /** Rows of {@code (record_id, SUM(count))} as values, with 0 for the ids that have no row. */
-  static Map<String, Long> sums(List<String> ids, RowSet<Row> rows) {
-    Map<String, Long> values = new HashMap<>();
+  /**
+   * Runs one attempt on the current pool, failing it after the attempt timeout. A timeout, or a failure that is
+   * neither a refused value nor a lock conflict (a lost connection, a server turned read-only by a failover, an
+   * unknown error), replaces the pool, so no retry runs on a connection that is stuck or bound to the wrong server.
+   */
+  protected <T> Future<T> bounded(Function<Pool, Future<T>> attempt) {
+    Pool used = pool;
+    return attempt.apply(used).timeout(attemptTimeoutMs, TimeUnit.MILLISECONDS).onFailure(cause -> {
+      if (!Failures.isValueRefused(cause) && !Failures.isLockConflict(cause) && pool == used) {
+        LOG.debug("replacing the connection pool after {}", cause.toString());
+        pool = pools.get();
+        used.close();
+      }
+    });
+  }
+
+  /** Rows of {@code (record_id, SUM(count))} as exact values, with 0 for the ids that have no row. */
+  static Map<String, BigInteger> sums(List<String> ids, RowSet<Row> rows) {
+    Map<String, BigInteger> values = new HashMap<>();
     for (String id : ids) {
-      values.put(id, 0L);
+      values.put(id, BigInteger.ZERO);
     }
     for (Row row : rows) {
-      values.put(row.getString(0), Failures.exactLong(row.getNumeric(1)));
+      values.put(row.getString(0), row.getNumeric(1).bigIntegerValue());
     }
     return values;
   }
@@ -47,7 +85,8 @@ abstract class PooledCounterStore implements CounterStore {
 
   @Override
   public Future<Void> ping() {
-    return pool.query("SELECT 1").execute().mapEmpty();
+    // bounded: a ping stuck on a silent connection would leave readiness to whoever waits for it
+    return bounded(pool -> pool.query("SELECT 1").execute().mapEmpty());
   }
 
   @Override

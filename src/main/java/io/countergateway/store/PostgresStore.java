@@ -6,16 +6,18 @@ import io.vertx.core.Future;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Tuple;
 
+import java.math.BigInteger;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Supplier;
 
 /** PostgreSQL: a flush is ONE {@code UNNEST} upsert statement, whatever its size. */
 final class PostgresStore extends PooledCounterStore {
   private final PostgresSql sql;
   private final String table;
 
-  PostgresStore(Pool pool, PostgresSql sql, String table) {
-    super(pool, sql.reset, sql.pruneFlushIds);
+  PostgresStore(Supplier<Pool> pools, long attemptTimeoutMs, PostgresSql sql, String table) {
+    super(pools, attemptTimeoutMs, sql.reset, sql.pruneFlushIds);
     this.sql = sql;
     this.table = table;
   }
@@ -49,15 +51,15 @@ final class PostgresStore extends PooledCounterStore {
       deltas[i] = row.delta();
     }
     Tuple arguments = sql.exactlyOnce ? Tuple.of(types, ids, slots, deltas, flush.id()) : Tuple.of(types, ids, slots, deltas);
-    return pool.preparedQuery(sql.upsertFlush)
+    return bounded(pool -> pool.preparedQuery(sql.upsertFlush)
       .execute(arguments)
-      .map(result -> result.rowCount() == 0 ? WriteOutcome.ALREADY_COMMITTED : WriteOutcome.COMMITTED);
+      .map(result -> result.rowCount() == 0 ? WriteOutcome.ALREADY_COMMITTED : WriteOutcome.COMMITTED));
   }
 
   @Override
-  public Future<Map<String, Long>> sum(String type, List<String> ids) {
-    return pool.preparedQuery(sql.sumByIds)
+  public Future<Map<String, BigInteger>> sum(String type, List<String> ids) {
+    return bounded(pool -> pool.preparedQuery(sql.sumByIds)
       .execute(Tuple.tuple().addString(type).addArrayOfString(ids.toArray(String[]::new)))
-      .map(rows -> sums(ids, rows));
+      .map(rows -> sums(ids, rows)));
   }
 }

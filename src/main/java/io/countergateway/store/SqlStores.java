@@ -10,6 +10,9 @@ import io.vertx.pgclient.PgConnectOptions;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.PoolOptions;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 import java.util.concurrent.TimeUnit;
 
 /** Builds the store for the configured dialect, with its own small pool bound to the calling verticle. */
@@ -17,40 +20,73 @@ public final class SqlStores {
   /** Statements per connection the MySQL client may send before the first answer arrives. */
   static final int MYSQL_PIPELINING_LIMIT = 16;
   static final int CONNECT_TIMEOUT_MS = 2_000;
+  /** The MySQL server ends a session idle this long, in a transaction or not, at the least. */
+  static final int MIN_SERVER_IDLE_SECONDS = 10;
+  private static final Logger LOG = LoggerFactory.getLogger(SqlStores.class);
 
   private SqlStores() {
   }
 
   private static NetClientOptions netOptions() {
-    return new NetClientOptions().setConnectTimeout(CONNECT_TIMEOUT_MS).setTcpNoDelay(true);
+    // keepalive: the kernel notices a peer that vanished from an idle connection; a stuck busy one is the attempt
+    // timeout's job (PooledCounterStore)
+    return new NetClientOptions().setConnectTimeout(CONNECT_TIMEOUT_MS).setTcpNoDelay(true).setTcpKeepAlive(true);
   }
 
-  /** Call from the verticle that will use the store, so its connections live on that verticle's event loop. */
-  public static CounterStore create(Vertx vertx, DatabaseOptions options, int poolSize) {
-    return create(vertx, options, poolSize, true);
+  /**
+   * Call from the verticle that will use the store, so its connections live on that verticle's event loop.
+   * {@code attemptTimeoutMs} bounds each write or read attempt; see {@link PooledCounterStore}.
+   */
+  public static CounterStore create(Vertx vertx, DatabaseOptions options, int poolSize, long attemptTimeoutMs) {
+    return create(vertx, options, poolSize, true, attemptTimeoutMs);
   }
 
   /** {@code exactlyOnce} false drops the flush-id bookkeeping; only to measure what it costs. */
-  public static CounterStore create(Vertx vertx, DatabaseOptions options, int poolSize, boolean exactlyOnce) {
+  public static CounterStore create(Vertx vertx, DatabaseOptions options, int poolSize, boolean exactlyOnce,
+                                    long attemptTimeoutMs) {
     PoolOptions poolOptions = new PoolOptions()
       .setMaxSize(poolSize)
       // a dead database must not park flushes forever: the coalescer retries with backoff instead
       .setConnectionTimeout(CONNECT_TIMEOUT_MS).setConnectionTimeoutUnit(TimeUnit.MILLISECONDS)
       .setMaxWaitQueueSize(1_000);
+    long lockWaitMs = Math.max(1_000, attemptTimeoutMs / 3);
+    int serverIdleSeconds = (int) Math.max(MIN_SERVER_IDLE_SECONDS, 2 * attemptTimeoutMs / 1000);
     if (options.isPostgres()) {
       PgConnectOptions connect = new PgConnectOptions()
         .setHost(options.getHost()).setPort(options.getPort()).setDatabase(options.getName())
         .setUser(options.getUser()).setPassword(options.getPassword())
-        .setCachePreparedStatements(true);
-      Pool pool = PgBuilder.pool().with(poolOptions).with(netOptions()).connectingTo(connect).using(vertx).build();
-      return new PostgresStore(pool, new PostgresSql(options.getTable(), exactlyOnce), options.getTable());
+        .setCachePreparedStatements(true)
+        // session settings sent at start-up: the server gives up on a statement we no longer wait for, a flush
+        // waiting on a row lock fails (55P03, retried on other slots) well before that, and the server notices a
+        // vanished gateway by keepalive
+        .addProperty("statement_timeout", Long.toString(attemptTimeoutMs))
+        .addProperty("lock_timeout", Long.toString(lockWaitMs))
+        .addProperty("tcp_keepalives_idle", "30")
+        .addProperty("tcp_keepalives_interval", "10")
+        .addProperty("tcp_keepalives_count", "3");
+      return new PostgresStore(() -> PgBuilder.pool().with(poolOptions).with(netOptions()).connectingTo(connect)
+        .using(vertx).build(), attemptTimeoutMs, new PostgresSql(options.getTable(), exactlyOnce), options.getTable());
     }
     MySQLConnectOptions connect = new MySQLConnectOptions()
       .setHost(options.getHost()).setPort(options.getPort()).setDatabase(options.getName())
       .setUser(options.getUser()).setPassword(options.getPassword())
       .setCachePreparedStatements(true)
       .setPipeliningLimit(MYSQL_PIPELINING_LIMIT);
-    Pool pool = MySQLBuilder.pool().with(poolOptions).with(netOptions()).connectingTo(connect).using(vertx).build();
-    return new MySqlStore(pool, new MySqlSql(options.getTable()), options.getTable(), exactlyOnce);
+    // A gateway that dies or is cut off between its upserts and COMMIT leaves its row locks — and its uncommitted
+    // flush id, which the retry of the same flush must wait for — to the server until the session ends: wait_timeout
+    // ends it (default 8 hours; here twice the attempt timeout). Our own flushes give up waiting for such a lock after
+    // a third of the attempt timeout (1205, retried on other slots), not after innodb_lock_wait_timeout's 50 s.
+    String session = "SET SESSION innodb_lock_wait_timeout = " + Math.max(1, lockWaitMs / 1000)
+      + ", wait_timeout = " + serverIdleSeconds;
+    // idle connections are closed by us before the server's wait_timeout closes them under our feet
+    poolOptions.setIdleTimeout(serverIdleSeconds / 2).setIdleTimeoutUnit(TimeUnit.SECONDS);
+    return new MySqlStore(() -> MySQLBuilder.pool().with(poolOptions).with(netOptions()).connectingTo(connect)
+      .withConnectHandler(conn -> conn.query(session).execute().onComplete(set -> {
+        if (set.failed()) {
+          LOG.warn("could not apply the session settings ({}): {}", session, set.cause().toString());
+        }
+        conn.close();
+      }))
+      .using(vertx).build(), attemptTimeoutMs, new MySqlSql(options.getTable()), options.getTable(), exactlyOnce);
   }
 }

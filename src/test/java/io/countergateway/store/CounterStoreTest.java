@@ -1,5 +1,6 @@
 package io.countergateway.store;
 
+import java.math.BigInteger;
 import io.countergateway.batch.Flush;
 import io.countergateway.batch.FlushRow;
 import io.countergateway.config.DatabaseOptions;
@@ -28,7 +29,7 @@ class CounterStoreTest {
       .setKind(database.equals("postgres") ? DatabaseOptions.Kind.POSTGRES : DatabaseOptions.Kind.MYSQL)
       .setHost(db.getString("host")).setPort(db.getInteger("port")).setName(db.getString("name"))
       .setUser(db.getString("user")).setPassword(db.getString("password")).setTable("store_counters");
-    CounterStore store = SqlStores.create(vertx, options, 2);
+    CounterStore store = SqlStores.create(vertx, options, 2, 10_000);
     await(store.createSchema());
     return store;
   }
@@ -43,9 +44,9 @@ class CounterStoreTest {
       new FlushRow("likes", id, (short) 0, 5), new FlushRow("likes", id, (short) 1, 2)));
     assertThat(await(store.write(flush))).isEqualTo(WriteOutcome.COMMITTED);
     assertThat(await(store.write(flush))).isEqualTo(WriteOutcome.ALREADY_COMMITTED);
-    assertThat(await(store.sum("likes", List.of(id, "none")))).containsEntry(id, 7L).containsEntry("none", 0L);
+    assertThat(await(store.sum("likes", List.of(id, "none")))).containsEntry(id, BigInteger.valueOf(7)).containsEntry("none", BigInteger.ZERO);
     await(store.reset(new io.countergateway.model.CounterKey("likes", id)));
-    assertThat(await(store.sum("likes", List.of(id)))).containsEntry(id, 0L);
+    assertThat(await(store.sum("likes", List.of(id)))).containsEntry(id, BigInteger.ZERO);
   }
 
   @ParameterizedTest(name = "on {0}")
