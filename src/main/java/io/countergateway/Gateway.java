@@ -2,6 +2,8 @@ package io.countergateway;
 
 import io.countergateway.config.GatewayConfig;
 import io.countergateway.ingest.IngestVerticle;
+import io.countergateway.logging.ConfigSummary;
+import io.countergateway.metrics.GatewayMeters;
 import io.countergateway.read.ReadVerticle;
 import io.countergateway.store.CounterStore;
 import io.countergateway.store.SqlStores;
@@ -41,6 +43,7 @@ public final class Gateway {
 
   public static Future<Gateway> start(Vertx vertx, GatewayConfig config, MeterRegistry registry) {
     GatewayServices services = new GatewayServices(config, new GatewayState(), registry);
+    GatewayMeters.register(registry, services.state());
     if (config.getHttp().getPort() == 0) {
       config.getHttp().setPort(freePort());
     }
@@ -48,8 +51,7 @@ public final class Gateway {
     return gateway.createSchema()
       .timeout(START_TIMEOUT_SECONDS, TimeUnit.SECONDS)
       .compose(v -> gateway.deploy().timeout(START_TIMEOUT_SECONDS, TimeUnit.SECONDS))
-      .onSuccess(v -> LOG.info("counter-gateway listening on http://{}:{} ({} ingest verticles, database {})",
-        config.getHttp().getHost(), gateway.port, gateway.ingestDeployments.size(), config.getDatabase()))
+      .onSuccess(v -> ConfigSummary.logStart(LOG, config, gateway.port, gateway.ingestDeployments.size()))
       .map(gateway);
   }
 
@@ -93,8 +95,10 @@ public final class Gateway {
 
   /** Graceful stop: readiness goes false, intake stops, everything pending is flushed, pools close. */
   public Future<Void> stop() {
+    long startNanos = System.nanoTime();
     services.state().startDraining();
     return Future.join(ingestDeployments.stream().map(vertx::undeploy).toList())
+      .onComplete(ingest -> services.state().logDrain(startNanos))
       .transform(ingest -> Future.join(readDeployments.stream().map(vertx::undeploy).toList()))
       .mapEmpty();
   }

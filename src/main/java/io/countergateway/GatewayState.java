@@ -1,15 +1,30 @@
 package io.countergateway;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * What readiness is made of, shared by all verticles of one gateway: whether it is shutting down, how many
  * coalescers currently fail to write, and how many are shedding load. Written from several event loops.
+ *
+ * <p>The gateway-wide transitions (the first coalescer starts failing or shedding, the last one stops) are the
+ * operator's events: one log line each, whatever the number of coalescers.
  */
 public final class GatewayState {
+  private static final Logger LOG = LoggerFactory.getLogger(GatewayState.class);
+
   private volatile boolean draining;
-  private final AtomicInteger failingWriters = new AtomicInteger();
-  private final AtomicInteger sheddingWriters = new AtomicInteger();
+  private final Episode outage = new Episode("database_outage",
+    "database outage: flushes fail; increments are held and the flushes retried",
+    "database outage over: flushes succeed again");
+  private final Episode shedding = new Episode("shedding",
+    "shedding load: new increments get 503 until pending counters and waiting requests fit again",
+    "shedding over: increments are taken again");
+  private final AtomicLong drainedCounters = new AtomicLong();
+  private final AtomicLong undrainedCounters = new AtomicLong();
 
   public boolean isDraining() {
     return draining;
@@ -20,14 +35,70 @@ public final class GatewayState {
   }
 
   public boolean writersHealthy() {
-    return failingWriters.get() == 0 && sheddingWriters.get() == 0;
+    return failingWriters() == 0 && sheddingWriters() == 0;
+  }
+
+  /** Ready as far as this process knows (the database ping of {@code /health/ready} aside). */
+  public boolean isReady() {
+    return !draining && writersHealthy();
+  }
+
+  public int failingWriters() {
+    return outage.writers.get();
+  }
+
+  public int sheddingWriters() {
+    return shedding.writers.get();
   }
 
   public void writerFailing(boolean nowFailing) {
-    failingWriters.addAndGet(nowFailing ? 1 : -1);
+    outage.change(nowFailing);
   }
 
   public void writerShedding(boolean nowShedding) {
-    sheddingWriters.addAndGet(nowShedding ? 1 : -1);
+    shedding.change(nowShedding);
+  }
+
+  /** One coalescer's part of a graceful stop: counters it flushed, and those it could not within the timeout. */
+  public void drained(int flushedCounters, int unflushedCounters) {
+    drainedCounters.addAndGet(flushedCounters);
+    undrainedCounters.addAndGet(unflushedCounters);
+  }
+
+  void logDrain(long startNanos) {
+    long left = undrainedCounters.get();
+    (left == 0 ? LOG.atInfo() : LOG.atError()).addKeyValue("event", "drain")
+      .addKeyValue("counters_flushed", drainedCounters.get()).addKeyValue("counters_not_flushed", left)
+      .addKeyValue("duration_ms", millisSince(startNanos))
+      .log(left == 0 ? "drained: everything pending was flushed" : "drain incomplete: some counters were not flushed");
+  }
+
+  private static long millisSince(long startNanos) {
+    return (System.nanoTime() - startNanos) / 1_000_000;
+  }
+
+  /** A condition some coalescers are in; logged when the first enters it and when the last leaves. */
+  private static final class Episode {
+    private final AtomicInteger writers = new AtomicInteger();
+    private final String event;
+    private final String startMessage;
+    private final String endMessage;
+    private volatile long startNanos;
+
+    Episode(String event, String startMessage, String endMessage) {
+      this.event = event;
+      this.startMessage = startMessage;
+      this.endMessage = endMessage;
+    }
+
+    void change(boolean entering) {
+      int now = writers.addAndGet(entering ? 1 : -1);
+      if (entering && now == 1) {
+        startNanos = System.nanoTime();
+        LOG.atWarn().addKeyValue("event", event + "_start").log(startMessage);
+      } else if (!entering && now == 0) {
+        LOG.atInfo().addKeyValue("event", event + "_end").addKeyValue("duration_ms", millisSince(startNanos)).log(endMessage);
+      }
+    }
   }
 }

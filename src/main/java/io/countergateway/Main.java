@@ -5,6 +5,8 @@ import io.countergateway.config.ConfigException;
 import io.countergateway.config.ConfigLoader;
 import io.countergateway.config.DatabaseOptions;
 import io.countergateway.config.GatewayConfig;
+import io.countergateway.logging.LogSetup;
+import io.countergateway.metrics.VertxMetrics;
 import io.countergateway.store.EmbeddedPostgresServer;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -39,7 +41,8 @@ public final class Main implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
-    Vertx vertx = Vertx.vertx();
+    PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    Vertx vertx = VertxMetrics.builder(registry).build();
     GatewayConfig config;
     try {
       config = await(ConfigLoader.load(vertx, configPath));
@@ -48,10 +51,11 @@ public final class Main implements Callable<Integer> {
       await(vertx.close());
       return 2;
     }
+    LogSetup.apply(config.getLogging());
     EmbeddedPostgresServer embedded = startEmbeddedDatabase(config.getDatabase());
     Gateway gateway;
     try {
-      gateway = await(Gateway.start(vertx, config, new PrometheusMeterRegistry(PrometheusConfig.DEFAULT)));
+      gateway = await(Gateway.start(vertx, config, registry));
     } catch (Exception e) {
       System.err.println("cannot start: " + e);
       await(vertx.close());

@@ -6,6 +6,7 @@ import io.countergateway.model.ApiError;
 import io.countergateway.model.CounterKey;
 import io.countergateway.store.CounterStore;
 import io.countergateway.store.Failures;
+import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
@@ -22,6 +23,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.UnaryOperator;
 
 /**
@@ -48,6 +50,8 @@ final class FlushWriter {
   private final BatchingOptions options;
   private final GatewayState state;
   private final UnaryOperator<Flush> reslot;
+  private final Context context;
+  private final Thread eventLoop;
   private boolean failing;
   private Timer flushTimer;
   private Counter retries;
@@ -72,6 +76,8 @@ final class FlushWriter {
     this.options = options;
     this.state = state;
     this.reslot = reslot;
+    this.context = vertx.getOrCreateContext();
+    this.eventLoop = Thread.currentThread();
   }
 
   /** Completes once every request of the flush is settled (never fails). */
@@ -87,8 +93,7 @@ final class FlushWriter {
   }
 
   private void attempt(Flush flush, List<Ack> acks, int attemptNo, Promise<Void> settled) {
-    // The store bounds an attempt by writeTimeoutMs and closes the connection it used; this is the backstop.
-    store.write(flush).timeout(options.getWriteTimeoutMs() + BACKSTOP_MS, TimeUnit.MILLISECONDS).onComplete(result -> {
+    onLoop(store.write(flush)).onComplete(result -> {
       if (result.succeeded()) {
         setFailing(false);
         for (Ack ack : acks) {
@@ -109,6 +114,33 @@ final class FlushWriter {
         retryLater(flush, acks, attemptNo, settled, result.cause());
       }
     });
+  }
+
+  /**
+   * The store's answer on this writer's event loop, failed if it does not come within writeTimeoutMs plus a margin: the
+   * store bounds each attempt itself and closes the connection it used; this is the backstop. The timer is a Vert.x
+   * timer of this loop, not {@code Future.timeout}, which on a future without a context fires on a global thread.
+   */
+  private <T> Future<T> onLoop(Future<T> answer) {
+    Promise<T> onLoop = Promise.promise();
+    long timer = vertx.setTimer(options.getWriteTimeoutMs() + BACKSTOP_MS, id -> onLoop.tryFail(
+      new TimeoutException("the store did not answer within " + (options.getWriteTimeoutMs() + BACKSTOP_MS) + " ms")));
+    answer.onComplete(result -> {
+      Runnable settle = () -> {
+        vertx.cancelTimer(timer);
+        if (result.succeeded()) {
+          onLoop.tryComplete(result.result());
+        } else {
+          onLoop.tryFail(result.cause());
+        }
+      };
+      if (Thread.currentThread() == eventLoop) {
+        settle.run();
+      } else {
+        context.runOnContext(v -> settle.run());
+      }
+    });
+    return onLoop.future();
   }
 
   /** An outage: the same flush again, same id, never split and never dropped. */
@@ -164,7 +196,8 @@ final class FlushWriter {
   /** Exponential, capped, with jitter so that coalescers do not retry in step. */
   private long backoff(int attemptNo) {
     long ceiling = Math.min(options.getRetryMaxMs(), (long) options.getRetryInitialMs() << Math.min(attemptNo, 20));
-    return ceiling / 2 + ThreadLocalRandom.current().nextLong(ceiling / 2 + 1);
+    // at least 1 ms: Vert.x refuses a shorter timer, and a refused timer would leave the flush unwritten for good
+    return Math.max(1, ceiling / 2 + ThreadLocalRandom.current().nextLong(ceiling / 2 + 1));
   }
 
   private void setFailing(boolean nowFailing) {

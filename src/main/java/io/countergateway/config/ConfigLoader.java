@@ -7,34 +7,27 @@ import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 
+import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
 
 /**
- * Reads a YAML file with vertx-config and lays environment overrides over it.
+ * Reads a YAML file with vertx-config and lays environment overrides over it; the one place that reads
+ * environment variables.
  *
  * <p>Every key can be overridden by an environment variable named {@code CG_} + its dotted path in upper snake
  * case: {@code batching.maxDelayMs} is {@code CG_BATCHING_MAX_DELAY_MS}, {@code namespaces.pageviews.slots} is
- * {@code CG_NAMESPACES_PAGEVIEWS_SLOTS}. Only keys present in the file (or known defaults) are matched, so a stray
- * variable cannot invent configuration.
+ * {@code CG_NAMESPACES_PAGEVIEWS_SLOTS} (for the namespaces the file declares). The keys are those the option
+ * classes read ({@link ConfigKeys}); a {@code CG_*} variable that names none of them stops start-up, as does an
+ * unknown key in the file.
  */
 public final class ConfigLoader {
   public static final String DEFAULT_PATH = "conf/gateway.yaml";
   public static final String ENV_PREFIX = "CG_";
-
-  /** Keys that have defaults in code and may be absent from a file, yet must still be overridable. */
-  private static final String[] WELL_KNOWN_KEYS = {
-    "http.host", "http.port", "http.instances", "http.corsOrigins", "http.corsMaxAgeSeconds",
-    "beacon.maxBodyBytes", "beacon.botPatterns",
-    "database.kind", "database.host", "database.port", "database.name", "database.user", "database.password",
-    "database.passwordFile", "database.table", "database.dataDir", "database.readPoolSize", "database.createSchema",
-    "batching.maxDelayMs", "batching.maxKeys", "batching.maxInFlight", "batching.maxPendingKeys",
-    "batching.maxWaitingRequests", "batching.retryInitialMs", "batching.retryMaxMs", "batching.exactlyOnce", "batching.writeTimeoutMs",
-    "batching.flushIdRetentionSeconds", "batching.pruneIntervalSeconds", "auth.tokens", "auth.tokensFile",
-    "limits.maxHeaderBytes", "limits.idleTimeoutSeconds",
-    "limits.maxBodyBytes", "limits.maxIdLength", "limits.idPattern", "limits.minDelta", "limits.maxDelta",
-    "limits.maxBatchIncrements", "limits.requestTimeoutMs", "limits.maxReadIds",
-    "reads.instances", "reads.cacheMillis", "shutdown.timeoutMs"
-  };
+  /** Names the configuration file itself rather than a key. */
+  public static final String CONFIG_FILE_VARIABLE = "CG_CONFIG";
 
   private ConfigLoader() {
   }
@@ -52,23 +45,54 @@ public final class ConfigLoader {
       .map(raw -> GatewayConfig.fromJson(applyEnvironment(raw, System.getenv())));
   }
 
-  /** Returns a copy of {@code raw} with every matching {@code CG_*} variable laid over it. */
+  /**
+   * Returns a copy of {@code raw} with every {@code CG_*} variable laid over it.
+   *
+   * @throws ConfigException for a {@code CG_*} variable that names no configuration key
+   */
   public static JsonObject applyEnvironment(JsonObject raw, Map<String, String> env) {
-    JsonObject merged = raw.copy();
-    for (String key : WELL_KNOWN_KEYS) {
-      override(merged, key, env);
-    }
-    JsonObject namespaces = merged.getJsonObject("namespaces");
-    if (namespaces != null) {
-      for (String name : namespaces.fieldNames()) {
-        override(merged, "namespaces." + name + ".slots", env);
-        override(merged, "namespaces." + name + ".public", env);
-        for (String beaconKey : new String[] {"dropBots", "honorDoNotTrack", "honorGlobalPrivacyControl"}) {
-          override(merged, "namespaces." + name + ".beacon." + beaconKey, env);
-        }
+    Map<String, String> keysByVariable = new TreeMap<>();
+    knownKeys(raw).forEach(key -> keysByVariable.putIfAbsent(envName(key), key));
+    for (String variable : new TreeSet<>(env.keySet())) {
+      if (variable.startsWith(ENV_PREFIX) && !variable.equals(CONFIG_FILE_VARIABLE)
+        && !keysByVariable.containsKey(variable)) {
+        String nearest = ConfigKeys.nearest(variable, keysByVariable.keySet());
+        throw new ConfigException(variable, "unknown variable" + (nearest == null ? "" : " (did you mean " + nearest + "?)"));
       }
     }
+    JsonObject merged = raw.copy();
+    keysByVariable.forEach((variable, key) -> {
+      String value = env.get(variable);
+      if (value != null) {
+        put(merged, key, value);
+      }
+    });
     return merged;
+  }
+
+  /**
+   * The keys the options read, asked of the code itself: once with defaults for the namespaces the file declares
+   * and once on the file as it is (options read under some settings only are then known too). A bad value here
+   * is left for the real read to report, after the environment is applied.
+   */
+  static Set<String> knownKeys(JsonObject raw) {
+    JsonObject skeleton = new JsonObject();
+    if (raw.getValue("namespaces") instanceof JsonObject declared) {
+      JsonObject namespaces = new JsonObject();
+      declared.fieldNames().forEach(name -> namespaces.put(name, new JsonObject()));
+      skeleton.put("namespaces", namespaces);
+    }
+    Set<String> keys = new TreeSet<>();
+    for (JsonObject tree : List.of(skeleton, raw)) {
+      ConfigSection root = new ConfigSection(tree, "");
+      try {
+        GatewayConfig.read(root);
+      } catch (ConfigException reportedLater) {
+        // the keys asked for before the bad value are recorded all the same
+      }
+      keys.addAll(root.keys().values());
+    }
+    return keys;
   }
 
   public static String envName(String dottedKey) {
@@ -76,11 +100,8 @@ public final class ConfigLoader {
     return ENV_PREFIX + snake.toUpperCase();
   }
 
-  private static void override(JsonObject root, String dottedKey, Map<String, String> env) {
-    String value = env.get(envName(dottedKey));
-    if (value == null) {
-      return;
-    }
+  /** Sets the value at a dotted key, creating the sections on its way. */
+  static void put(JsonObject root, String dottedKey, String value) {
     String[] path = dottedKey.split("\\.");
     JsonObject node = root;
     for (int i = 0; i < path.length - 1; i++) {

@@ -9,14 +9,33 @@ import java.util.List;
 /**
  * Typed, key-naming access to one section of the configuration tree, so every rejected value
  * reports its full dotted key (e.g. {@code batching.maxDelayMs}).
+ *
+ * <p>Every key asked for is recorded in the tree's {@link ConfigKeys}: read options only through this class and
+ * a key the file holds but no option reads stops start-up as unknown.
  */
 public final class ConfigSection {
   private final JsonObject json;
   private final String prefix;
+  private final ConfigKeys keys;
 
   public ConfigSection(JsonObject json, String prefix) {
+    this(json, prefix, new ConfigKeys());
+  }
+
+  private ConfigSection(JsonObject json, String prefix, ConfigKeys keys) {
     this.json = json == null ? new JsonObject() : json;
     this.prefix = prefix;
+    this.keys = keys;
+  }
+
+  /** The keys asked for so far in this tree. */
+  public ConfigKeys keys() {
+    return keys;
+  }
+
+  /** Throws for the first key under this section that no option asked for. */
+  public void rejectUnknownKeys() {
+    keys.rejectUnknown(json, prefix);
   }
 
   public String key(String name) {
@@ -24,19 +43,21 @@ public final class ConfigSection {
   }
 
   public ConfigSection section(String name) {
+    keys.askedForSection(key(name));
     Object value = json.getValue(name);
     if (value != null && !(value instanceof JsonObject)) {
       throw new ConfigException(key(name), "must be a mapping");
     }
-    return new ConfigSection((JsonObject) value, key(name));
+    return new ConfigSection((JsonObject) value, key(name), keys);
   }
 
+  /** The raw section, to list names (namespaces); a value read from it directly is not recorded as known. */
   public JsonObject json() {
     return json;
   }
 
   public boolean has(String name) {
-    return json.getValue(name) != null;
+    return value(name) != null;
   }
 
   public int intValue(String name, int defaultValue) {
@@ -48,7 +69,7 @@ public final class ConfigSection {
   }
 
   public int intValue(String name, int defaultValue, int min, int max) {
-    Object value = json.getValue(name);
+    Object value = value(name);
     if (value == null) {
       return defaultValue;
     }
@@ -60,7 +81,7 @@ public final class ConfigSection {
   }
 
   public long longValue(String name, long defaultValue, long min, long max) {
-    Object value = json.getValue(name);
+    Object value = value(name);
     if (value == null) {
       return defaultValue;
     }
@@ -72,7 +93,7 @@ public final class ConfigSection {
   }
 
   public boolean boolValue(String name, boolean defaultValue) {
-    Object value = json.getValue(name);
+    Object value = value(name);
     if (value == null) {
       return defaultValue;
     }
@@ -87,7 +108,7 @@ public final class ConfigSection {
   }
 
   public String stringValue(String name, String defaultValue) {
-    Object value = json.getValue(name);
+    Object value = value(name);
     if (value == null) {
       return defaultValue;
     }
@@ -99,7 +120,7 @@ public final class ConfigSection {
 
   /** A list, given either as a YAML sequence or as a comma-separated string (the form environment variables allow). */
   public List<String> stringList(String name) {
-    Object value = json.getValue(name);
+    Object value = value(name);
     List<String> result = new ArrayList<>();
     if (value == null) {
       return result;
@@ -116,6 +137,11 @@ public final class ConfigSection {
       }
     }
     return result;
+  }
+
+  private Object value(String name) {
+    keys.askedForValue(key(name));
+    return json.getValue(name);
   }
 
   private long parseLong(String name, Object value) {

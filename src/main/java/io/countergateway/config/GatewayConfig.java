@@ -15,12 +15,23 @@ public class GatewayConfig {
   private ReadOptions reads = new ReadOptions();
   private AuthOptions auth = new AuthOptions();
   private BeaconOptions beacon = new BeaconOptions();
+  private LoggingOptions logging = new LoggingOptions();
   private final Map<String, NamespaceOptions> namespaces = new LinkedHashMap<>();
   private int shutdownTimeoutMs = 30_000;
 
-  /** Validates the raw tree; the first bad value throws a {@link ConfigException} naming its key. */
+  /**
+   * Validates the raw tree; the first bad value, or a key no option reads, throws a {@link ConfigException}
+   * naming its key.
+   */
   public static GatewayConfig fromJson(JsonObject json) {
     ConfigSection root = new ConfigSection(json, "");
+    GatewayConfig config = read(root);
+    root.rejectUnknownKeys();
+    return config;
+  }
+
+  /** Reads every option through {@code root}, which records each key asked for. */
+  static GatewayConfig read(ConfigSection root) {
     GatewayConfig config = new GatewayConfig();
     config.http = HttpOptions.from(root.section("http"));
     config.database = DatabaseOptions.from(root.section("database"));
@@ -29,6 +40,7 @@ public class GatewayConfig {
     config.reads = ReadOptions.from(root.section("reads"));
     config.auth = AuthOptions.from(root.section("auth"));
     config.beacon = BeaconOptions.from(root.section("beacon"));
+    config.logging = LoggingOptions.from(root.section("logging"));
     config.shutdownTimeoutMs = root.section("shutdown").intValue("timeoutMs", 30_000, 100, 3_600_000);
     ConfigSection namespaces = root.section("namespaces");
     for (String name : namespaces.json().fieldNames()) {
@@ -132,6 +144,10 @@ public class GatewayConfig {
   public GatewayConfig setBeacon(BeaconOptions beacon) {
     this.beacon = beacon;
     return this;
+  }
+
+  public LoggingOptions getLogging() {
+    return logging;
   }
 
   public int getShutdownTimeoutMs() {

@@ -21,15 +21,13 @@ public class NamespaceOptions {
 
   static NamespaceOptions from(String name, ConfigSection section) {
     ConfigSection beacon = section.section("beacon");
-    NamespaceOptions namespace = new NamespaceOptions(name)
+    boolean isPublic = section.boolValue("public", false);
+    return new NamespaceOptions(name)
       .setSlots(section.intValue("slots", DEFAULT_SLOTS))
-      .setPublic(section.boolValue("public", false))
+      .setPublic(isPublic)
+      .setDropBots(beacon.boolValue("dropBots", isPublic))
       .setHonorDoNotTrack(beacon.boolValue("honorDoNotTrack", false))
       .setHonorGlobalPrivacyControl(beacon.boolValue("honorGlobalPrivacyControl", false));
-    if (beacon.has("dropBots")) {
-      namespace.setDropBots(beacon.boolValue("dropBots", true));
-    }
-    return namespace;
   }
 
   public String getName() {

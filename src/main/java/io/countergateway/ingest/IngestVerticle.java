@@ -73,8 +73,10 @@ public class IngestVerticle extends VerticleBase {
   @Override
   public Future<?> stop() {
     long timeoutMs = services.config().getShutdownTimeoutMs();
+    int pendingAtStop = coalescer.pendingKeys();
     Future<Void> drained = coalescer.drain()
       .timeout(timeoutMs, TimeUnit.MILLISECONDS)
+      .onComplete(done -> services.state().drained(pendingAtStop - coalescer.pendingKeys(), coalescer.pendingKeys()))
       .onFailure(e -> LOG.error("shutdown: {} counters could not be flushed within {} ms: {}",
         coalescer.pendingKeys(), timeoutMs, e.toString()));
     Future<Void> closed = server == null ? Future.succeededFuture() : server.shutdown(timeoutMs, TimeUnit.MILLISECONDS);

@@ -8,7 +8,10 @@ import java.math.BigInteger;
 import java.util.List;
 import java.util.Map;
 
-/** The slotted-counter table of one database, behind the few operations the gateway needs. */
+/**
+ * The slotted-counter table of one database, behind the few operations the gateway needs. Answers of {@link #write}
+ * and {@link #sum} arrive on the event loop of the caller, whatever thread the database client completes them on.
+ */
 public interface CounterStore {
   /** Creates the tables if missing. */
   Future<Void> createSchema();

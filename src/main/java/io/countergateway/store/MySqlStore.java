@@ -3,6 +3,7 @@ package io.countergateway.store;
 import io.countergateway.batch.Flush;
 import io.countergateway.batch.FlushRow;
 import io.vertx.core.Future;
+import io.vertx.core.Vertx;
 import io.vertx.core.Promise;
 import io.vertx.mysqlclient.MySQLException;
 import io.vertx.sqlclient.Pool;
@@ -29,8 +30,8 @@ final class MySqlStore extends PooledCounterStore {
   private final String table;
   private final boolean exactlyOnce;
 
-  MySqlStore(Supplier<Pool> pools, long attemptTimeoutMs, MySqlSql sql, String table, boolean exactlyOnce) {
-    super(pools, attemptTimeoutMs, sql.reset, sql.pruneFlushIds);
+  MySqlStore(Vertx vertx, Supplier<Pool> pools, long attemptTimeoutMs, MySqlSql sql, String table, boolean exactlyOnce) {
+    super(vertx, pools, attemptTimeoutMs, sql.reset, sql.pruneFlushIds);
     this.sql = sql;
     this.table = table;
     this.exactlyOnce = exactlyOnce;

@@ -1,7 +1,10 @@
 package io.countergateway.store;
 
 import io.countergateway.model.CounterKey;
+import io.vertx.core.Context;
 import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.RowSet;
@@ -14,7 +17,7 @@ import java.math.BigInteger;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
@@ -31,13 +34,15 @@ import java.util.function.Supplier;
 abstract class PooledCounterStore implements CounterStore {
   private static final Logger LOG = LoggerFactory.getLogger(PooledCounterStore.class);
 
+  private final Vertx vertx;
   private final Supplier<Pool> pools;
   private final long attemptTimeoutMs;
   protected Pool pool;
   private final String resetSql;
   private final String pruneFlushIdsSql;
 
-  PooledCounterStore(Supplier<Pool> pools, long attemptTimeoutMs, String resetSql, String pruneFlushIdsSql) {
+  PooledCounterStore(Vertx vertx, Supplier<Pool> pools, long attemptTimeoutMs, String resetSql, String pruneFlushIdsSql) {
+    this.vertx = vertx;
     this.pools = pools;
     this.attemptTimeoutMs = attemptTimeoutMs;
     this.pool = pools.get();
@@ -51,14 +56,42 @@ abstract class PooledCounterStore implements CounterStore {
    * unknown error), replaces the pool, so no retry runs on a connection that is stuck or bound to the wrong server.
    */
   protected <T> Future<T> bounded(Function<Pool, Future<T>> attempt) {
+    // The answer is handed back on the caller's event loop whatever thread fails the attempt: a pool closed under an
+    // attempt fails it from the thread that closes the socket, and a future without a context would even run its
+    // timeout on a global Netty thread. The coalescer and the reader are confined to their loop.
+    Context caller = vertx.getOrCreateContext();
+    Thread callerThread = Thread.currentThread();
     Pool used = pool;
-    return attempt.apply(used).timeout(attemptTimeoutMs, TimeUnit.MILLISECONDS).onFailure(cause -> {
-      if (!Failures.isValueRefused(cause) && !Failures.isLockConflict(cause) && pool == used) {
-        LOG.debug("replacing the connection pool after {}", cause.toString());
-        pool = pools.get();
-        used.close();
+    Promise<T> answer = Promise.promise();
+    long timer = vertx.setTimer(attemptTimeoutMs, id -> fail(answer, used,
+      new TimeoutException("no answer from the database within " + attemptTimeoutMs + " ms")));
+    attempt.apply(used).onComplete(result -> {
+      Runnable settle = () -> {
+        vertx.cancelTimer(timer);
+        if (result.succeeded()) {
+          answer.tryComplete(result.result());
+        } else {
+          fail(answer, used, result.cause());
+        }
+      };
+      if (Thread.currentThread() == callerThread) {
+        settle.run();
+      } else {
+        caller.runOnContext(v -> settle.run());
       }
     });
+    return answer.future();
+  }
+
+  private <T> void fail(Promise<T> answer, Pool used, Throwable cause) {
+    if (!answer.tryFail(cause)) {
+      return;
+    }
+    if (!Failures.isValueRefused(cause) && !Failures.isLockConflict(cause) && pool == used) {
+      LOG.debug("replacing the connection pool after {}", cause.toString());
+      pool = pools.get();
+      used.close();
+    }
   }
 
   /** Rows of {@code (record_id, SUM(count))} as exact values, with 0 for the ids that have no row. */

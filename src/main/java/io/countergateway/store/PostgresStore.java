@@ -3,6 +3,7 @@ package io.countergateway.store;
 import io.countergateway.batch.Flush;
 import io.countergateway.batch.FlushRow;
 import io.vertx.core.Future;
+import io.vertx.core.Vertx;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Tuple;
 
@@ -16,8 +17,8 @@ final class PostgresStore extends PooledCounterStore {
   private final PostgresSql sql;
   private final String table;
 
-  PostgresStore(Supplier<Pool> pools, long attemptTimeoutMs, PostgresSql sql, String table) {
-    super(pools, attemptTimeoutMs, sql.reset, sql.pruneFlushIds);
+  PostgresStore(Vertx vertx, Supplier<Pool> pools, long attemptTimeoutMs, PostgresSql sql, String table) {
+    super(vertx, pools, attemptTimeoutMs, sql.reset, sql.pruneFlushIds);
     this.sql = sql;
     this.table = table;
   }

@@ -64,7 +64,7 @@ public final class SqlStores {
         .addProperty("tcp_keepalives_idle", "30")
         .addProperty("tcp_keepalives_interval", "10")
         .addProperty("tcp_keepalives_count", "3");
-      return new PostgresStore(() -> PgBuilder.pool().with(poolOptions).with(netOptions()).connectingTo(connect)
+      return new PostgresStore(vertx, () -> PgBuilder.pool().with(poolOptions).with(netOptions()).connectingTo(connect)
         .using(vertx).build(), attemptTimeoutMs, new PostgresSql(options.getTable(), exactlyOnce), options.getTable());
     }
     MySQLConnectOptions connect = new MySQLConnectOptions()
@@ -80,7 +80,7 @@ public final class SqlStores {
       + ", wait_timeout = " + serverIdleSeconds;
     // idle connections are closed by us before the server's wait_timeout closes them under our feet
     poolOptions.setIdleTimeout(serverIdleSeconds / 2).setIdleTimeoutUnit(TimeUnit.SECONDS);
-    return new MySqlStore(() -> MySQLBuilder.pool().with(poolOptions).with(netOptions()).connectingTo(connect)
+    return new MySqlStore(vertx, () -> MySQLBuilder.pool().with(poolOptions).with(netOptions()).connectingTo(connect)
       .withConnectHandler(conn -> conn.query(session).execute().onComplete(set -> {
         if (set.failed()) {
           LOG.warn("could not apply the session settings ({}): {}", session, set.cause().toString());

@@ -45,8 +45,7 @@ class GatewayConfigTest {
       "CG_BATCHING_MAX_DELAY_MS", "7",
       "CG_HTTP_PORT", "9090",
       "CG_DATABASE_PASSWORD", "s3cret",
-      "CG_NAMESPACES_PAGEVIEWS_SLOTS", "32",
-      "CG_NOT_A_KEY", "ignored"));
+      "CG_NAMESPACES_PAGEVIEWS_SLOTS", "32"));
     GatewayConfig config = GatewayConfig.fromJson(merged);
     assertThat(config.getBatching().getMaxDelayMs()).isEqualTo(7);
     assertThat(config.getHttp().getPort()).isEqualTo(9090);
@@ -78,15 +77,7 @@ class GatewayConfigTest {
   @DisplayName("a bad value stops start-up with a message naming its key and the rule")
   void badValuesNameTheirKey(String key, String value, String message) {
     JsonObject raw = minimal();
-    String[] path = key.split("\\.");
-    JsonObject node = raw;
-    for (int i = 0; i < path.length - 1; i++) {
-      if (node.getJsonObject(path[i]) == null) {
-        node.put(path[i], new JsonObject());
-      }
-      node = node.getJsonObject(path[i]);
-    }
-    node.put(path[path.length - 1], value);
+    ConfigLoader.put(raw, key, value);
     if (key.equals("limits.minDelta")) {
       raw.getJsonObject("limits").put("maxDelta", 1);
     }

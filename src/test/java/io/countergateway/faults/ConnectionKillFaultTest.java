@@ -3,18 +3,13 @@ package io.countergateway.faults;
 import io.countergateway.testing.GatewayFixture;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
-import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.SqlConnection;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
 
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -29,8 +24,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * {@code pg_terminate_backend}, MySQL {@code KILL}). A third test runs the proxy with flush ids switched off, to show
  * that this test does see a double count when there is one.
  */
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
-abstract class ConnectionKillFaultTest {
+abstract class ConnectionKillFaultTest extends FaultTest {
   private static final String TABLE = "fault_kills";
   private static final int CLIENTS = 32;
   private static final int ACCEPTED_CLIENTS = 8;
@@ -38,20 +32,6 @@ abstract class ConnectionKillFaultTest {
   private static final int MIN_AMBIGUOUS_COMMITS = 10;
   private static final long MAX_CHAOS_MS = 15_000;
 
-  private Vertx tools;
-
-  abstract FaultDatabase database();
-
-  @BeforeAll
-  void startDatabase() {
-    database().config();
-    tools = Vertx.vertx();
-  }
-
-  @AfterAll
-  void closeTools() {
-    await(tools.close(), 30);
-  }
 
   private static JsonObject gatewayConfig(JsonObject database, boolean exactlyOnce) {
     JsonObject config = GatewayFixture.baseConfig(database, TABLE);
@@ -191,10 +171,5 @@ abstract class ConnectionKillFaultTest {
       await(fixture.vertx.close(), 30);
       await(proxy.close(), 30);
     }
-  }
-
-  private static void stopQuietly(GatewayFixture fixture) {
-    fixture.stopGateway().toCompletionStage().toCompletableFuture().orTimeout(60, TimeUnit.SECONDS)
-      .exceptionally(e -> null).join();
   }
 }

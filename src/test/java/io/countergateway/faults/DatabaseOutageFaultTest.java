@@ -2,13 +2,10 @@ package io.countergateway.faults;
 
 import io.countergateway.testing.GatewayFixture;
 import io.vertx.core.Future;
-import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
 
 import java.util.Map;
 import java.util.Queue;
@@ -27,27 +24,17 @@ import static org.assertj.core.api.Assertions.assertThat;
  * middle of a concurrent load, kept down for three seconds and started again on the same port and data, while the
  * load goes on. Small limits make the gateway shed (503) and time out (503 withdrawn / 504 outcome unknown).
  */
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
-abstract class DatabaseOutageFaultTest {
+abstract class DatabaseOutageFaultTest extends FaultTest {
   private static final String TABLE = "fault_outage";
   private static final int CLIENTS = 32;
   private static final int ACCEPTED_CLIENTS = 8;
   private static final long DOWN_MS = 3_000;
 
-  private Vertx tools;
-
-  abstract FaultDatabase database();
-
-  @BeforeAll
-  void startDatabase() {
-    database().config();
-    tools = Vertx.vertx();
-  }
-
+  @Override
   @AfterAll
   void closeTools() {
     database().startAgain();
-    await(tools.close(), 30);
+    super.closeTools();
   }
 
   static JsonObject gatewayConfig(JsonObject database) {

@@ -2,13 +2,9 @@ package io.countergateway.faults;
 
 import io.countergateway.testing.GatewayFixture;
 import io.vertx.core.Future;
-import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
 
 import io.countergateway.faults.IncrementLoad.Outcome;
 
@@ -26,27 +22,12 @@ import static org.assertj.core.api.Assertions.assertThat;
  * of ack=commit and ack=accepted increments. Requests after the stop get 503 {@code shutting_down} or no answer at all
  * (the server is gone), and count as not acknowledged; every 200 and every 202 must be in the table exactly once.
  */
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
-abstract class StopUnderLoadFaultTest {
+abstract class StopUnderLoadFaultTest extends FaultTest {
   private static final String TABLE = "fault_stop";
   private static final int CLIENTS = 32;
   private static final int ACCEPTED_CLIENTS = 12;
   private static final long LATENCY_MS = 30;
 
-  private Vertx tools;
-
-  abstract FaultDatabase database();
-
-  @BeforeAll
-  void startDatabase() {
-    database().config();
-    tools = Vertx.vertx();
-  }
-
-  @AfterAll
-  void closeTools() {
-    await(tools.close(), 30);
-  }
 
   @Test
   @DisplayName("stopping the gateway under load flushes every 200 and 202 exactly once before it exits")

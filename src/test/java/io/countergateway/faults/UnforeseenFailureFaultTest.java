@@ -2,20 +2,15 @@ package io.countergateway.faults;
 
 import io.countergateway.testing.GatewayFixture;
 import io.vertx.core.Future;
-import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.client.HttpResponse;
 import io.vertx.sqlclient.SqlConnection;
 import io.vertx.sqlclient.Tuple;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
 
-import java.util.List;
 import java.util.Map;
 import java.util.Queue;
 import java.util.TreeMap;
@@ -24,7 +19,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
 import static io.countergateway.faults.Faults.await;
-import static io.countergateway.faults.Faults.millisSince;
 import static io.countergateway.faults.Faults.sleep;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -33,26 +27,11 @@ import static org.assertj.core.api.Assertions.assertThat;
  * be taken for later flushes, a database that turns read-only (an error nobody listed), an ambiguous commit followed
  * by such an error, and a database host that stops answering on open connections without closing them.
  */
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
-abstract class UnforeseenFailureFaultTest {
+abstract class UnforeseenFailureFaultTest extends FaultTest {
   private static final String TABLE = "fault_unforeseen";
   private static final int CLIENTS = 16;
   private static final int ACCEPTED_CLIENTS = 4;
 
-  private Vertx tools;
-
-  abstract FaultDatabase database();
-
-  @BeforeAll
-  void startDatabase() {
-    database().config();
-    tools = Vertx.vertx();
-  }
-
-  @AfterAll
-  void closeTools() {
-    await(tools.close(), 30);
-  }
 
   private static JsonObject gatewayConfig(JsonObject database) {
     JsonObject config = GatewayFixture.baseConfig(database, TABLE);
@@ -244,10 +223,5 @@ abstract class UnforeseenFailureFaultTest {
 
   private static int status(GatewayFixture fixture, String path) {
     return await(fixture.http.post(path).send(), 30).statusCode();
-  }
-
-  private static void stopQuietly(GatewayFixture fixture) {
-    fixture.stopGateway().toCompletionStage().toCompletableFuture().orTimeout(60, TimeUnit.SECONDS)
-      .exceptionally(e -> null).join();
   }
 }

@@ -1,0 +1,50 @@
+package io.countergateway.logging;
+
+import io.countergateway.config.GatewayConfig;
+import io.countergateway.config.NamespaceOptions;
+import org.slf4j.Logger;
+import org.slf4j.spi.LoggingEventBuilder;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.stream.Collectors;
+
+/**
+ * The start event: what an operator checks first when a gateway misbehaves. Never a secret: the database
+ * password and the tokens are not in it, only whether authentication is on.
+ */
+public final class ConfigSummary {
+  private ConfigSummary() {
+  }
+
+  public static Map<String, Object> of(GatewayConfig config, int port, int ingestVerticles) {
+    Map<String, Object> summary = new LinkedHashMap<>();
+    summary.put("http_host", config.getHttp().getHost());
+    summary.put("http_port", port);
+    summary.put("ingest_verticles", ingestVerticles);
+    summary.put("database", config.getDatabase().toString());
+    summary.put("max_delay_ms", config.getBatching().getMaxDelayMs());
+    summary.put("max_keys", config.getBatching().getMaxKeys());
+    summary.put("max_in_flight", config.getBatching().getMaxInFlight());
+    summary.put("max_pending_keys", config.getBatching().getMaxPendingKeys());
+    summary.put("exactly_once", config.getBatching().isExactlyOnce());
+    summary.put("request_timeout_ms", config.getLimits().getRequestTimeoutMs());
+    summary.put("read_verticles", config.getReads().getInstances());
+    summary.put("read_cache_ms", config.getReads().getCacheMillis());
+    summary.put("auth", config.getAuth().isEnabled() ? "tokens" : "off");
+    summary.put("shutdown_timeout_ms", config.getShutdownTimeoutMs());
+    summary.put("namespaces", config.getNamespaces().values().stream()
+      .map(ConfigSummary::describe).collect(Collectors.joining(" ")));
+    return summary;
+  }
+
+  public static void logStart(Logger log, GatewayConfig config, int port, int ingestVerticles) {
+    LoggingEventBuilder event = log.atInfo().addKeyValue("event", "start");
+    of(config, port, ingestVerticles).forEach(event::addKeyValue);
+    event.log("counter-gateway listening on http://{}:{}", config.getHttp().getHost(), port);
+  }
+
+  private static String describe(NamespaceOptions namespace) {
+    return namespace.getName() + "(slots=" + namespace.getSlots() + (namespace.isPublic() ? ",public" : "") + ")";
+  }
+}

@@ -1,0 +1,67 @@
+package io.countergateway.metrics;
+
+import com.sun.management.OperatingSystemMXBean;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.config.MeterFilter;
+import io.micrometer.core.instrument.config.MeterFilterReply;
+import io.vertx.core.Vertx;
+import io.vertx.core.VertxBuilder;
+import io.vertx.core.VertxOptions;
+import io.vertx.micrometer.Label;
+import io.vertx.micrometer.MicrometerMetricsFactory;
+import io.vertx.micrometer.MicrometerMetricsOptions;
+
+import java.lang.management.ManagementFactory;
+import java.util.EnumSet;
+
+/**
+ * Vert.x's own meters (the metrics SPI through vertx-micrometer-metrics) in the gateway's registry: HTTP server
+ * requests by route template, method and status, SQL pool usage and wait, event-bus traffic, and the JVM
+ * binders (memory, GC, threads, CPU).
+ *
+ * <p>Labels are chosen so that no counter id can become one: the route template ({@code
+ * /v1/counters/:type/:id}), never the path; event-bus meters without the address (reply addresses are unique
+ * per request).
+ */
+public final class VertxMetrics {
+  /**
+   * Three of Micrometer's JVM meters break Prometheus's naming rules as {@code promtool check metrics} states them
+   * (time not in seconds, a {@code _count} suffix on a gauge): the CPU time is exported in seconds instead
+   * ({@code process_cpu_seconds_total}, Prometheus's usual name), the JIT's compile time is left out, the
+   * processor count renamed.
+   */
+  static final MeterFilter PROMETHEUS_NAMES = new MeterFilter() {
+    @Override
+    public MeterFilterReply accept(Meter.Id id) {
+      return id.getName().equals("jvm.compilation.time") || id.getName().equals("process.cpu.time")
+        ? MeterFilterReply.DENY : MeterFilterReply.NEUTRAL;
+    }
+
+    @Override
+    public Meter.Id map(Meter.Id id) {
+      return id.getName().equals("system.cpu.count") ? id.withName("system.cpu.available") : id;
+    }
+  };
+
+  private VertxMetrics() {
+  }
+
+  public static MicrometerMetricsOptions options() {
+    return new MicrometerMetricsOptions().setEnabled(true).setJvmMetricsEnabled(true)
+      .setLabels(EnumSet.of(Label.HTTP_ROUTE, Label.HTTP_METHOD, Label.HTTP_CODE, Label.POOL_TYPE, Label.POOL_NAME,
+        Label.EB_SIDE, Label.EB_FAILURE));
+  }
+
+  /** A builder whose Vert.x reports into {@code registry}; build it local or clustered. */
+  public static VertxBuilder builder(MeterRegistry registry) {
+    registry.config().meterFilter(PROMETHEUS_NAMES);
+    if (ManagementFactory.getOperatingSystemMXBean() instanceof OperatingSystemMXBean os) {
+      FunctionCounter.builder("process.cpu", os, bean -> bean.getProcessCpuTime() / 1e9).baseUnit("seconds")
+        .description("CPU time used by the gateway's process").register(registry);
+    }
+    return Vertx.builder().with(new VertxOptions().setMetricsOptions(options()))
+      .withMetrics(new MicrometerMetricsFactory(registry));
+  }
+}

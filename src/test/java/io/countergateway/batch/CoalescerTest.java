@@ -1,0 +1,300 @@
+package io.countergateway.batch;
+
+import io.countergateway.GatewayState;
+import io.countergateway.config.GatewayConfig;
+import io.countergateway.model.ApiError;
+import io.countergateway.model.CounterKey;
+import io.countergateway.model.Increment;
+import io.countergateway.testing.EventLoop;
+import io.countergateway.testing.ScriptedStore;
+import io.countergateway.testing.ScriptedStore.CommitThenLoseAnswer;
+import io.countergateway.testing.ScriptedStore.Fail;
+import io.countergateway.testing.ScriptedStore.Hold;
+import io.vertx.core.Context;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.IntStream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * The coalescer and its flush writer on a {@link ScriptedStore}: the cases of the "never lost, never twice" issue in
+ * milliseconds, without a database. The contract and fault tests check the same promises on real databases.
+ */
+@DisplayName("The coalescer and flush writer, on a scripted store")
+class CoalescerTest {
+  private Vertx vertx;
+  private Context loop;
+  private ScriptedStore store;
+  private GatewayState state;
+
+  @BeforeEach
+  void setUp() {
+    vertx = Vertx.vertx();
+    loop = vertx.getOrCreateContext();
+    store = new ScriptedStore();
+    state = new GatewayState();
+  }
+
+  @AfterEach
+  void tearDown() throws Exception {
+    vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+  }
+
+  private static JsonObject config() {
+    return new JsonObject()
+      .put("batching", new JsonObject().put("maxDelayMs", 1).put("retryInitialMs", 1).put("retryMaxMs", 5))
+      .put("limits", new JsonObject().put("requestTimeoutMs", 10_000))
+      .put("namespaces", new JsonObject().put("likes", new JsonObject().put("slots", 4)));
+  }
+
+  private Coalescer coalescer(JsonObject config) {
+    return onLoop(() -> {
+      Coalescer coalescer = new Coalescer(vertx, store, GatewayConfig.fromJson(config), state, 0, 1);
+      coalescer.start();
+      return coalescer;
+    });
+  }
+
+  private <T> T onLoop(Callable<T> work) {
+    return EventLoop.call(loop, work);
+  }
+
+  /** Waits for a future completed on the loop; returns its failure, or null on success. */
+  private static Throwable outcome(Future<?> future) {
+    try {
+      future.toCompletionStage().toCompletableFuture().get(20, TimeUnit.SECONDS);
+      return null;
+    } catch (java.util.concurrent.ExecutionException e) {
+      return e.getCause();
+    } catch (Exception e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  private static Increment increment(String id, long delta) {
+    return new Increment(new CounterKey("likes", id), delta);
+  }
+
+  private static void sleep(long millis) {
+    try {
+      Thread.sleep(millis);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  @Test
+  @DisplayName("a flush split down to its refused row, then 100 committing flushes: every id is new, every 200 counted")
+  void splitThenManyFlushes() {
+    store.refuseRows(row -> row.id().equals("full"));
+    Coalescer coalescer = coalescer(config());
+    List<Ack> first = onLoop(() -> coalescer.addAll(List.of(increment("full", 1_000), increment("other", 1),
+      increment("third", 1), increment("fourth", 1)), true));
+    List<Throwable> firstOutcomes = first.stream().map(ack -> outcome(ack.future())).toList();
+    for (int i = 0; i < 100; i++) {
+      Ack ack = onLoop(() -> coalescer.add(increment("z", 1), true));
+      assertThat(outcome(ack.future())).as("commit %d of z", i).isNull();
+    }
+
+    assertThat(firstOutcomes.stream().filter(e -> e instanceof ApiError error && error.status() == 422)).hasSize(1);
+    assertThat(firstOutcomes.stream().filter(e -> e == null)).hasSize(3);
+    assertThat(store.value("likes", "z")).isEqualTo(100);
+    assertThat(store.value("likes", "other")).isEqualTo(1);
+    assertThat(store.value("likes", "full")).isZero();
+    assertThat(store.committedIds).as("ids of committed flushes are all different").hasSize(store.commits);
+    assertThat(store.attempts.stream().map(Flush::id).filter(id -> id.contains("."))).as("split halves")
+      .isNotEmpty().allMatch(id -> !id.contains(".") || id.matches(".*:[0-9a-z]+\\.[01]+"));
+  }
+
+  @Test
+  @DisplayName("an ambiguous commit followed by an error nobody listed is retried under the same id: counted once, never split")
+  void ambiguousThenUnlistedError() {
+    store.then(new CommitThenLoseAnswer(), new Fail(ScriptedStore.sqlState("25006")),
+      new Fail(new IllegalStateException("an error nobody listed")));
+    Coalescer coalescer = coalescer(config());
+    Ack ack = onLoop(() -> coalescer.add(increment("a", 1), true));
+
+    assertThat(outcome(ack.future())).isNull();
+    assertThat(store.value("likes", "a")).isEqualTo(1);
+    assertThat(store.attempts).hasSize(4);
+    assertThat(store.attempts.stream().map(Flush::id).distinct()).hasSize(1);
+    assertThat(store.attempts.stream().map(flush -> flush.rows().get(0).slot()).distinct())
+      .as("retries move to other slots").hasSizeGreaterThan(1);
+  }
+
+  @Test
+  @DisplayName("an outage marks the writer failing (readiness 503) until a retry lands")
+  void outageFailsReadinessUntilItLands() {
+    store.then(new Fail(ScriptedStore.sqlState("57014")), new Hold());
+    Coalescer coalescer = coalescer(config());
+    Ack ack = onLoop(() -> coalescer.add(increment("a", 1), true));
+    while (store.heldWrites() == 0) {
+      sleep(1);
+    }
+    assertThat(state.writersHealthy()).isFalse();
+    onLoop(store::release);
+    assertThat(outcome(ack.future())).isNull();
+    assertThat(state.writersHealthy()).isTrue();
+  }
+
+  @Test
+  @DisplayName("a request timing out while its increment is pending gets 503 and is not counted; in a flush under way, 504")
+  void timeoutWhilePendingOrInFlight() {
+    JsonObject config = config();
+    config.getJsonObject("limits").put("requestTimeoutMs", 200);
+    store.then(new Hold());
+    Coalescer coalescer = coalescer(config);
+    Ack inFlight = onLoop(() -> coalescer.add(increment("a", 1), true));
+    Ack pending = onLoop(() -> coalescer.add(increment("a", 1), true));
+
+    Throwable pendingOutcome = outcome(pending.future());
+    Throwable inFlightOutcome = outcome(inFlight.future());
+    onLoop(store::release);
+    onLoop(coalescer::drain).toCompletionStage().toCompletableFuture().join();
+
+    assertThat(pendingOutcome).isInstanceOfSatisfying(ApiError.class, e -> {
+      assertThat(e.status()).isEqualTo(503);
+      assertThat(e.code()).isEqualTo("timeout_withdrawn");
+    });
+    assertThat(inFlightOutcome).isInstanceOfSatisfying(ApiError.class, e -> {
+      assertThat(e.status()).isEqualTo(504);
+      assertThat(e.code()).isEqualTo("outcome_unknown");
+    });
+    assertThat(store.value("likes", "a")).as("only the in-flight increment").isEqualTo(1);
+  }
+
+  @Test
+  @DisplayName("50,000 waiting requests on one hot counter expiring together are all withdrawn, none counted")
+  void manyWaitersExpire() {
+    JsonObject config = config();
+    config.getJsonObject("limits").put("requestTimeoutMs", 300);
+    config.getJsonObject("batching").put("maxWaitingRequests", 60_000);
+    store.then(new Hold());
+    Coalescer coalescer = coalescer(config);
+    Ack inFlight = onLoop(() -> coalescer.add(increment("hot", 1), true));
+    List<Ack> waiters = onLoop(() -> {
+      List<Ack> acks = new ArrayList<>();
+      IntStream.range(0, 50_000).forEach(i -> acks.add(coalescer.add(increment("hot", 1), true)));
+      return acks;
+    });
+
+    List<Throwable> outcomes = waiters.stream().map(ack -> outcome(ack.future())).toList();
+    onLoop(store::release);
+    assertThat(outcome(inFlight.future())).isInstanceOf(ApiError.class);
+    onLoop(coalescer::drain).toCompletionStage().toCompletableFuture().join();
+
+    assertThat(outcomes).allMatch(e -> e instanceof ApiError error && error.code().equals("timeout_withdrawn"));
+    assertThat(store.value("likes", "hot")).isEqualTo(1);
+    assertThat(onLoop(coalescer::pendingKeys)).isZero();
+  }
+
+  @Test
+  @DisplayName("increments that cancel out are answered when their flush is formed, and never inherit another counter's refusal")
+  void cancelledDeltasAnsweredAtOnce() {
+    store.then(new Hold()).refuseRows(row -> row.id().equals("full"));
+    Coalescer coalescer = coalescer(config());
+    Ack blocker = onLoop(() -> coalescer.add(increment("blocker", 1), true));
+    List<Ack> acks = onLoop(() -> List.of(coalescer.add(increment("x", 5), true), coalescer.add(increment("x", -5), true),
+      coalescer.add(increment("full", 1), true)));
+    onLoop(store::release);
+
+    assertThat(outcome(blocker.future())).isNull();
+    assertThat(outcome(acks.get(0).future())).isNull();
+    assertThat(outcome(acks.get(1).future())).isNull();
+    assertThat(outcome(acks.get(2).future())).isInstanceOfSatisfying(ApiError.class, e -> assertThat(e.status()).isEqualTo(422));
+    assertThat(store.attempts.stream().flatMap(f -> f.rows().stream()).map(FlushRow::id)).doesNotContain("x");
+  }
+
+  @Test
+  @DisplayName("a batch is taken whole, then flushed: one flush carries all of its counters")
+  void batchTravelsInOneFlush() {
+    Coalescer coalescer = coalescer(config());
+    List<Increment> batch = IntStream.range(0, 50).mapToObj(i -> increment("c" + i, 1)).toList();
+    List<Ack> acks = onLoop(() -> coalescer.addAll(batch, true));
+    acks.forEach(ack -> assertThat(outcome(ack.future())).isNull());
+
+    assertThat(store.attempts).hasSize(1);
+    assertThat(store.attempts.get(0).rows()).hasSize(50);
+  }
+
+  @Test
+  @DisplayName("a batch larger than a coalescer can ever hold gets 413 and does not make the gateway shed")
+  void batchThatCanNeverFit() {
+    JsonObject config = config();
+    config.getJsonObject("batching").put("maxPendingKeys", 10).put("maxKeys", 10).put("maxWaitingRequests", 10);
+    config.getJsonObject("limits").put("maxBatchIncrements", 10);
+    Coalescer coalescer = coalescer(config);
+    List<Increment> batch = IntStream.range(0, 11).mapToObj(i -> increment("c" + i, 1)).toList();
+
+    assertThatThrownBy(() -> onLoop(() -> coalescer.addAll(batch, true)))
+      .isInstanceOfSatisfying(ApiError.class, e -> assertThat(e.status()).isEqualTo(413));
+    assertThat(state.writersHealthy()).isTrue();
+    assertThat(store.attempts).isEmpty();
+  }
+
+  @Test
+  @DisplayName("readiness stays 503 while waiting requests are at the limit, though a flush starts, and recovers when room is made")
+  void noFlapWhileWaitingAtLimit() {
+    JsonObject config = config();
+    config.getJsonObject("batching").put("maxWaitingRequests", 3).put("maxInFlight", 2).put("maxDelayMs", 50);
+    config.getJsonObject("limits").put("maxBatchIncrements", 3);
+    store.then(new Hold(), new Hold());
+    Coalescer coalescer = coalescer(config);
+    List<Ack> acks = onLoop(() -> List.of(coalescer.add(increment("a", 1), true), coalescer.add(increment("b", 1), true),
+      coalescer.add(increment("c", 1), true)));
+    assertThatThrownBy(() -> onLoop(() -> coalescer.add(increment("d", 1), true)))
+      .isInstanceOfSatisfying(ApiError.class, e -> assertThat(e.status()).isEqualTo(503));
+    assertThat(state.writersHealthy()).isFalse();
+    while (store.heldWrites() < 2) {
+      sleep(1); // the second flush starts while the three requests still wait
+    }
+    assertThat(state.writersHealthy()).as("ready while still at the limit").isFalse();
+
+    onLoop(store::release);
+    onLoop(store::release);
+    acks.forEach(ack -> assertThat(outcome(ack.future())).isNull());
+    assertThat(state.writersHealthy()).isTrue();
+  }
+
+  @Test
+  @DisplayName("a call from a thread other than its event loop is refused, not a silent race")
+  void confinementIsChecked() {
+    Coalescer coalescer = coalescer(config());
+    assertThatThrownBy(() -> coalescer.add(increment("a", 1), false)).isInstanceOf(IllegalStateException.class);
+  }
+
+  @Test
+  @DisplayName("flush ids of nested splits stay apart from every id a later flush can have")
+  void splitIdsNeverMeetFormedIds() {
+    Flush formed = Flush.formed("s-0", 1, List.of());
+    Set<String> ids = new HashSet<>();
+    List<Flush> frontier = List.of(formed);
+    for (int depth = 0; depth < 14; depth++) {
+      List<Flush> next = new ArrayList<>();
+      for (Flush flush : frontier) {
+        next.add(flush.half(0, List.of()));
+        next.add(flush.half(1, List.of()));
+      }
+      next.forEach(flush -> assertThat(ids.add(flush.id())).as(flush.id()).isTrue());
+      frontier = depth < 3 ? next : next.subList(0, 2);
+    }
+    for (long sequence = 0; sequence < 100_000; sequence++) {
+      assertThat(ids).doesNotContain(Flush.formed("s-0", sequence, List.of()).id());
+    }
+    assertThat(ids).allMatch(id -> id.length() <= 64 - 13);
+  }
+}

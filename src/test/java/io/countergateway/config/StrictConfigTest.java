@@ -1,0 +1,130 @@
+package io.countergateway.config;
+
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
+import io.vertx.junit5.VertxExtension;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import static io.countergateway.testing.GatewayFixture.await;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+@ExtendWith(VertxExtension.class)
+class StrictConfigTest {
+
+  @Test
+  @DisplayName("a mistyped key in the YAML file stops start-up naming it and the nearest known key")
+  void mistypedYamlKey(Vertx vertx, @TempDir Path dir) throws Exception {
+    Path file = dir.resolve("gateway.yaml");
+    Files.writeString(file, """
+      batching:
+        maxDelayMz: 2
+      namespaces:
+        likes: { slots: 4 }
+      """);
+    assertThatThrownBy(() -> await(ConfigLoader.load(vertx, file.toString())))
+      .hasRootCauseInstanceOf(ConfigException.class)
+      .rootCause().hasMessage("batching.maxDelayMz: unknown key (did you mean batching.maxDelayMs?)");
+  }
+
+  @Test
+  @DisplayName("a mistyped CG_ variable stops start-up naming it and the nearest known variable")
+  void mistypedVariable() {
+    assertThatThrownBy(() -> ConfigLoader.applyEnvironment(minimal(), Map.of("CG_HTTP_PORTT", "9090")))
+      .isInstanceOf(ConfigException.class)
+      .hasMessage("CG_HTTP_PORTT: unknown variable (did you mean CG_HTTP_PORT?)");
+  }
+
+  @Test
+  @DisplayName("java -jar with a mistyped variable or key exits with status 2 and the one line naming it")
+  void startUpRefuses(@TempDir Path dir) throws Exception {
+    Path file = dir.resolve("gateway.yaml");
+    Files.writeString(file, "batching:\n  maxDelayMz: 2\nnamespaces:\n  likes: {}\n");
+    assertThat(runMain(Map.of("CG_HTTP_PORTT", "9090"), "--config", "conf/gateway.yaml"))
+      .isEqualTo("2 configuration error: CG_HTTP_PORTT: unknown variable (did you mean CG_HTTP_PORT?)");
+    assertThat(runMain(Map.of(), "--config", file.toString()))
+      .isEqualTo("2 configuration error: batching.maxDelayMz: unknown key (did you mean batching.maxDelayMs?)");
+  }
+
+  /** The exit status and the standard error of {@code Main} run in its own JVM, as an operator starts it. */
+  private static String runMain(Map<String, String> env, String... args) throws Exception {
+    List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+      "-cp", System.getProperty("java.class.path"), "io.countergateway.Main"));
+    command.addAll(List.of(args));
+    ProcessBuilder builder = new ProcessBuilder(command).redirectOutput(ProcessBuilder.Redirect.DISCARD);
+    builder.environment().keySet().removeIf(name -> name.startsWith(ConfigLoader.ENV_PREFIX));
+    builder.environment().putAll(env);
+    Process process = builder.start();
+    String errors = new String(process.getErrorStream().readAllBytes(), StandardCharsets.UTF_8).strip();
+    assertThat(process.waitFor(60, TimeUnit.SECONDS)).isTrue();
+    return process.exitValue() + " " + errors;
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @ValueSource(strings = {"htp.port", "namespaces.likes.slot", "database.passwordfile", "logging.formt"})
+  @DisplayName("unknown keys anywhere in the tree are refused, namespace keys checked against the namespace options")
+  void unknownKeysAnywhere(String key) {
+    JsonObject raw = minimal();
+    ConfigLoader.put(raw, key, "1");
+    assertThatThrownBy(() -> GatewayConfig.fromJson(raw)).isInstanceOf(ConfigException.class)
+      .hasMessageStartingWith(key + ": unknown key (did you mean ");
+  }
+
+  @Test
+  @DisplayName("the nearest suggestion of a namespace key is that namespace's own key")
+  void namespaceSuggestion() {
+    JsonObject raw = minimal();
+    raw.getJsonObject("namespaces").getJsonObject("likes").put("slotz", 3);
+    assertThatThrownBy(() -> GatewayConfig.fromJson(raw))
+      .hasMessage("namespaces.likes.slotz: unknown key (did you mean namespaces.likes.slots?)");
+  }
+
+  @Test
+  @DisplayName("an empty section nobody reads is refused too")
+  void unknownEmptySection() {
+    JsonObject raw = minimal().put("batchin", new JsonObject());
+    assertThatThrownBy(() -> GatewayConfig.fromJson(raw)).hasMessageStartingWith("batchin: unknown key");
+  }
+
+  @Test
+  @DisplayName("namespace names stay free-form and every key an option reads is overridable")
+  void freeFormNamespacesAndKnownVariables() {
+    JsonObject raw = new JsonObject().put("namespaces", new JsonObject().put("repo-stars", new JsonObject()));
+    JsonObject merged = ConfigLoader.applyEnvironment(raw, Map.of(
+      "CG_NAMESPACES_REPO_STARS_SLOTS", "8",
+      "CG_LOGGING_FORMAT", "json",
+      "CG_LIMITS_IDLE_TIMEOUT_SECONDS", "30",
+      "CG_CONFIG", "conf/other.yaml",
+      "HOME", "/root"));
+    GatewayConfig config = GatewayConfig.fromJson(merged);
+    assertThat(config.namespace("repo-stars").getSlots()).isEqualTo(8);
+    assertThat(config.getLogging().getFormat()).isEqualTo(LoggingOptions.Format.JSON);
+    assertThat(config.getLimits().getIdleTimeoutSeconds()).isEqualTo(30);
+  }
+
+  @Test
+  @DisplayName("the known keys are the ones the option classes read, defaults included")
+  void knownKeysComeFromTheCode() {
+    assertThat(ConfigLoader.knownKeys(minimal()))
+      .contains("http.port", "batching.maxDelayMs", "database.passwordFile", "auth.tokensFile", "shutdown.timeoutMs",
+        "logging.format", "namespaces.likes.slots", "namespaces.likes.public")
+      .doesNotContain("namespaces.likes");
+  }
+
+  private static JsonObject minimal() {
+    return new JsonObject().put("namespaces", new JsonObject().put("likes", new JsonObject().put("slots", 4)));
+  }
+}

@@ -1,0 +1,331 @@
+package io.countergateway.ops;
+
+import io.countergateway.GatewayServices;
+import io.countergateway.GatewayState;
+import io.countergateway.config.ConfigLoader;
+import io.countergateway.config.GatewayConfig;
+import io.countergateway.http.HttpApi;
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.Container;
+import io.fabric8.kubernetes.api.model.EnvFromSource;
+import io.fabric8.kubernetes.api.model.EnvVar;
+import io.fabric8.kubernetes.api.model.HTTPGetAction;
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.IntOrString;
+import io.fabric8.kubernetes.api.model.PodSpec;
+import io.fabric8.kubernetes.api.model.Probe;
+import io.fabric8.kubernetes.api.model.Service;
+import io.fabric8.kubernetes.api.model.Volume;
+import io.fabric8.kubernetes.api.model.VolumeMount;
+import io.fabric8.kubernetes.api.model.apps.Deployment;
+import io.fabric8.kubernetes.api.model.autoscaling.v2.HorizontalPodAutoscaler;
+import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.Route;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import javax.xml.parsers.DocumentBuilderFactory;
+import java.io.IOException;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+
+import static io.countergateway.testing.GatewayFixture.await;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Keeps the manifests under {@code k8s/} and the code from drifting apart: every manifest is read into typed
+ * Kubernetes objects, and each gateway container's configuration (the ConfigMap's file plus its {@code CG_*}
+ * variables) is loaded by the gateway's own strict loader, then checked against its probes, ports and pod.
+ */
+class KubernetesManifestsTest {
+  private static final String IMAGE = "counter-gateway";
+  private static final Pattern LOCAL_URL = Pattern.compile("https?://[^\\s\"']+");
+  private static Vertx vertx;
+
+  @BeforeAll
+  static void startVertx() {
+    vertx = Vertx.vertx();
+  }
+
+  @AfterAll
+  static void closeVertx() {
+    await(vertx.close());
+  }
+
+  @Test
+  @DisplayName("every manifest under k8s/ reads into typed objects without unknown fields, and every file is used")
+  void everyManifestIsTypedAndUsed() throws IOException {
+    Set<Path> referenced = new TreeSet<>();
+    for (String overlay : List.of("postgres", "mysql", "sidecar")) {
+      collectFiles(Manifests.ROOT.resolve("k8s/overlays/" + overlay).normalize(), referenced);
+    }
+    List<Path> files;
+    try (Stream<Path> walk = Files.walk(Path.of("k8s"))) {
+      files = walk.filter(Files::isRegularFile).filter(file -> !file.startsWith("k8s/monitoring")).toList();
+    }
+    for (Path file : files) {
+      if (!file.getFileName().toString().equals("kustomization.yaml")) {
+        assertThat(Manifests.read(file)).as(file.toString()).isNotEmpty();
+      }
+      assertThat(referenced).as("files the overlays use").contains(file.normalize());
+    }
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @ValueSource(strings = {"postgres", "mysql", "sidecar"})
+  @DisplayName("each overlay's gateway configuration is made of real keys, and its probes, ports and grace period fit it")
+  void overlayFitsTheCode(String overlay) {
+    List<HasMetadata> objects = Manifests.build(Path.of("k8s/overlays", overlay));
+    List<Deployment> deployments = only(objects, Deployment.class);
+    assertThat(deployments).hasSize(1);
+    PodSpec pod = deployments.get(0).getSpec().getTemplate().getSpec();
+    List<Container> gateways = Stream.concat(pod.getContainers().stream(), pod.getInitContainers().stream())
+      .filter(container -> container.getImage().equals(IMAGE)).toList();
+    assertThat(gateways).as("gateway containers").hasSize(1);
+    Container gateway = gateways.get(0);
+    GatewayConfig config = effectiveConfig(gateway, pod, objects);
+    int port = config.getHttp().getPort();
+    Set<String> routes = routes(config);
+
+    assertThat(routes).contains("/health/live", "/health/ready", "/metrics");
+    assertThat(gateway.getPorts()).allSatisfy(p -> assertThat(p.getContainerPort()).isEqualTo(port));
+    for (Probe probe : Stream.of(gateway.getStartupProbe(), gateway.getReadinessProbe(), gateway.getLivenessProbe())
+      .filter(Objects::nonNull).toList()) {
+      HTTPGetAction get = probe.getHttpGet();
+      assertThat(routes).as("probe path").contains(get.getPath());
+      assertThat(portNumber(get.getPort(), gateway)).as("probe port").isEqualTo(port);
+    }
+    long preStopSeconds = gateway.getLifecycle() == null ? 0
+      : gateway.getLifecycle().getPreStop().getSleep().getSeconds();
+    assertThat(pod.getTerminationGracePeriodSeconds() * 1000)
+      .as("terminationGracePeriodSeconds against preStop pause + shutdown.timeoutMs")
+      .isGreaterThan(preStopSeconds * 1000 + config.getShutdownTimeoutMs());
+    requireHardened(pod);
+
+    Map<String, String> annotations = deployments.get(0).getSpec().getTemplate().getMetadata().getAnnotations();
+    if (annotations != null && "true".equals(annotations.get("prometheus.io/scrape"))) {
+      assertThat(annotations.get("prometheus.io/port")).isEqualTo(Integer.toString(port));
+      assertThat(routes).contains(annotations.get("prometheus.io/path"));
+    }
+
+    if (overlay.equals("sidecar")) {
+      assertThat(pod.getInitContainers()).contains(gateway);
+      assertThat(gateway.getRestartPolicy()).as("native sidecar").isEqualTo("Always");
+      assertThat(config.getHttp().getHost()).as("the sidecar binds loopback").isEqualTo("127.0.0.1");
+      List<String> urls = pod.getContainers().stream().flatMap(KubernetesManifestsTest::urlsOf).toList();
+      assertThat(urls).isNotEmpty().allSatisfy(url -> {
+        URI uri = URI.create(url);
+        assertThat(uri.getHost()).isEqualTo("127.0.0.1");
+        assertThat(uri.getPort()).isEqualTo(port);
+        assertThat(uri.getPath().isEmpty() || routes.contains(uri.getPath())).as(url).isTrue();
+      });
+    } else {
+      checkServiceAndScaling(objects, deployments.get(0), gateway, config);
+    }
+  }
+
+  @Test
+  @DisplayName("the image the manifests run is the one Jib builds from pom.xml")
+  void imageMatchesThePom() throws Exception {
+    var pom = DocumentBuilderFactory.newInstance().newDocumentBuilder().parse(Path.of("pom.xml").toFile());
+    String version = pom.getDocumentElement().getElementsByTagName("version").item(0).getTextContent();
+    String imageName = pom.getDocumentElement().getElementsByTagName("image.name").item(0).getTextContent();
+    assertThat(imageName.replace("${project.version}", version)).isEqualTo(IMAGE + ":" + version);
+    for (String dir : List.of("k8s/base", "k8s/overlays/sidecar")) {
+      assertThat(Manifests.kustomization(Path.of(dir)).images()).as(dir)
+        .anySatisfy(image -> {
+          assertThat(image.name()).isEqualTo(IMAGE);
+          assertThat(image.newTag()).isEqualTo(version);
+        });
+    }
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @ValueSource(strings = {"postgres", "mysql", "sidecar"})
+  @DisplayName("kustomize itself (kubectl kustomize) renders each overlay into the same typed objects")
+  void kustomizeRendersTheSame(String overlay) throws Exception {
+    Assumptions.assumeTrue(onPath("kubectl"), "kubectl is not installed");
+    Process process = new ProcessBuilder("kubectl", "kustomize", "k8s/overlays/" + overlay).start();
+    String rendered = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    String errors = new String(process.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertThat(process.waitFor(60, TimeUnit.SECONDS)).isTrue();
+    assertThat(process.exitValue()).as(errors).isZero();
+    Path file = Files.createTempFile("kustomize-" + overlay, ".yaml");
+    try {
+      Files.writeString(file, rendered);
+      List<HasMetadata> fromKustomize = Manifests.read(file);
+      assertThat(fromKustomize.stream().map(KubernetesManifestsTest::kindAndName).sorted().toList())
+        .isEqualTo(Manifests.build(Path.of("k8s/overlays", overlay)).stream()
+          .map(KubernetesManifestsTest::kindAndName).sorted().toList());
+      assertThat(rendered).contains("image: " + IMAGE + ":");
+    } finally {
+      Files.delete(file);
+    }
+  }
+
+  /** The ConfigMap's file laid under the container's CG_ variables, read by the gateway's strict loader. */
+  private static GatewayConfig effectiveConfig(Container container, PodSpec pod, List<HasMetadata> objects) {
+    Map<String, String> env = new HashMap<>();
+    for (EnvFromSource source : container.getEnvFrom()) {
+      env.putAll(configMap(objects, source.getConfigMapRef().getName()).getData());
+    }
+    container.getEnv().forEach(variable -> env.put(variable.getName(), variable.getValue()));
+    Path configPath = Path.of(env.get(ConfigLoader.CONFIG_FILE_VARIABLE));
+    Volume configVolume = mountedVolume(container, pod, configPath.getParent().toString());
+    String file = configMap(objects, configVolume.getConfigMap().getName()).getData()
+      .get(configPath.getFileName().toString());
+    assertThat(file).as("the file CG_CONFIG names").isNotNull();
+    JsonObject raw;
+    try {
+      raw = new JsonObject(Manifests.YAML.readValue(file, Map.class));
+    } catch (IOException e) {
+      throw new AssertionError(e);
+    }
+    Map<String, String> variables = env.entrySet().stream().filter(entry -> entry.getKey().startsWith("CG_"))
+      .collect(Collectors.toMap(Map.Entry::getKey, Map.Entry::getValue));
+    JsonObject merged = ConfigLoader.applyEnvironment(raw, variables);
+    // secret files exist only in the pod: check each is a mounted Secret's item, then read the rest without them
+    for (String key : List.of("database.passwordFile", "auth.tokensFile")) {
+      String[] path = key.split("\\.");
+      JsonObject section = merged.getJsonObject(path[0]);
+      String secretFile = section == null ? null : section.getString(path[1]);
+      if (secretFile != null && !secretFile.isBlank()) {
+        Path secretPath = Path.of(secretFile);
+        Volume volume = mountedVolume(container, pod, secretPath.getParent().toString());
+        assertThat(volume.getSecret()).as(key + " is a mounted Secret").isNotNull();
+        assertThat(volume.getSecret().getItems()).as(key)
+          .anySatisfy(item -> assertThat(item.getPath()).isEqualTo(secretPath.getFileName().toString()));
+        section.put(path[1], "");
+      }
+    }
+    return GatewayConfig.fromJson(merged);
+  }
+
+  private static Set<String> routes(GatewayConfig config) {
+    GatewayServices services = new GatewayServices(config, new GatewayState(),
+      new PrometheusMeterRegistry(PrometheusConfig.DEFAULT));
+    return HttpApi.router(vertx, services, null).getRoutes().stream().map(Route::getPath).filter(Objects::nonNull)
+      .collect(Collectors.toSet());
+  }
+
+  private static void checkServiceAndScaling(List<HasMetadata> objects, Deployment deployment, Container gateway,
+                                             GatewayConfig config) {
+    Map<String, String> podLabels = deployment.getSpec().getTemplate().getMetadata().getLabels();
+    Service service = only(objects, Service.class).get(0);
+    assertThat(podLabels).containsAllEntriesOf(service.getSpec().getSelector());
+    service.getSpec().getPorts().forEach(port -> {
+      assertThat(portNumber(port.getTargetPort(), gateway)).isEqualTo(config.getHttp().getPort());
+      assertThat(port.getPort()).isEqualTo(config.getHttp().getPort());
+    });
+    assertThat(config.getHttp().getHost()).as("a Service needs the gateway on the pod's address").isEqualTo("0.0.0.0");
+    PodDisruptionBudget budget = only(objects, PodDisruptionBudget.class).get(0);
+    assertThat(podLabels).containsAllEntriesOf(budget.getSpec().getSelector().getMatchLabels());
+    HorizontalPodAutoscaler autoscaler = only(objects, HorizontalPodAutoscaler.class).get(0);
+    assertThat(autoscaler.getSpec().getScaleTargetRef().getName()).isEqualTo(deployment.getMetadata().getName());
+    assertThat(autoscaler.getSpec().getMinReplicas()).isEqualTo(deployment.getSpec().getReplicas());
+    int writers = config.getHttp().getInstances() * autoscaler.getSpec().getMaxReplicas();
+    config.getNamespaces().values().forEach(namespace -> assertThat(namespace.getSlots())
+      .as("namespaces.%s.slots against %d writers (ingest verticles x maxReplicas)", namespace.getName(), writers)
+      .isGreaterThanOrEqualTo(writers));
+  }
+
+  /** Non-root, read-only root filesystem with a writable /tmp, and resources for every container. */
+  private static void requireHardened(PodSpec pod) {
+    assertThat(pod.getSecurityContext().getRunAsNonRoot()).isTrue();
+    for (Container container : Stream.concat(pod.getContainers().stream(), pod.getInitContainers().stream()).toList()) {
+      assertThat(container.getSecurityContext().getReadOnlyRootFilesystem()).as(container.getName()).isTrue();
+      assertThat(container.getSecurityContext().getAllowPrivilegeEscalation()).as(container.getName()).isFalse();
+      assertThat(container.getResources().getRequests()).as(container.getName()).containsKeys("cpu", "memory");
+      assertThat(container.getResources().getLimits()).as(container.getName()).containsKey("memory");
+      if (container.getImage().equals(IMAGE)) {
+        assertThat(mountedVolume(container, pod, "/tmp").getEmptyDir()).as("/tmp").isNotNull();
+      }
+    }
+  }
+
+  private static Volume mountedVolume(Container container, PodSpec pod, String mountPath) {
+    VolumeMount mount = container.getVolumeMounts().stream().filter(m -> m.getMountPath().equals(mountPath))
+      .findFirst().orElseThrow(() -> new AssertionError(container.getName() + " mounts nothing at " + mountPath));
+    return pod.getVolumes().stream().filter(volume -> volume.getName().equals(mount.getName())).findFirst()
+      .orElseThrow(() -> new AssertionError("no volume " + mount.getName()));
+  }
+
+  private static int portNumber(IntOrString port, Container container) {
+    if (port.getIntVal() != null) {
+      return port.getIntVal();
+    }
+    return container.getPorts().stream().filter(p -> port.getStrVal().equals(p.getName())).findFirst()
+      .orElseThrow(() -> new AssertionError("no container port named " + port.getStrVal())).getContainerPort();
+  }
+
+  /** Every URL in a container's environment, command and exec probes. */
+  private static Stream<String> urlsOf(Container container) {
+    List<String> texts = new ArrayList<>();
+    container.getEnv().stream().map(EnvVar::getValue).filter(Objects::nonNull).forEach(texts::add);
+    texts.addAll(container.getCommand());
+    Stream.of(container.getReadinessProbe(), container.getLivenessProbe(), container.getStartupProbe())
+      .filter(probe -> probe != null && probe.getExec() != null).forEach(probe -> texts.addAll(probe.getExec().getCommand()));
+    return texts.stream().flatMap(text -> {
+      Matcher matcher = LOCAL_URL.matcher(text);
+      List<String> urls = new ArrayList<>();
+      while (matcher.find()) {
+        urls.add(matcher.group().replace("$COUNTER_GATEWAY_URL", ""));
+      }
+      return urls.stream();
+    });
+  }
+
+  private static ConfigMap configMap(List<HasMetadata> objects, String name) {
+    return only(objects, ConfigMap.class).stream().filter(map -> map.getMetadata().getName().equals(name)).findFirst()
+      .orElseThrow(() -> new AssertionError("no ConfigMap " + name));
+  }
+
+  private static <T> List<T> only(List<HasMetadata> objects, Class<T> type) {
+    return objects.stream().filter(type::isInstance).map(type::cast).toList();
+  }
+
+  private static void collectFiles(Path dir, Set<Path> files) {
+    files.add(dir.resolve("kustomization.yaml").normalize());
+    for (String resource : Manifests.kustomization(dir).resourcesOrNone()) {
+      Path path = dir.resolve(resource).normalize();
+      if (Files.isDirectory(path)) {
+        collectFiles(path, files);
+      } else {
+        files.add(path);
+      }
+    }
+  }
+
+  /** Kind and name, without the hash kustomize appends to generated ConfigMaps. */
+  private static String kindAndName(HasMetadata object) {
+    return object.getKind() + "/" + object.getMetadata().getName().replaceFirst("-[a-z0-9]{10}$", "");
+  }
+
+  private static boolean onPath(String binary) {
+    return Stream.of(System.getenv().getOrDefault("PATH", "").split(":"))
+      .anyMatch(dir -> Files.isExecutable(Path.of(dir, binary)));
+  }
+}
