@@ -1,5 +1,6 @@
 package io.countergateway;
 
+import io.countergateway.cluster.ReplicaLanes;
 import io.countergateway.config.GatewayConfig;
 import io.countergateway.ingest.IngestVerticle;
 import io.countergateway.logging.ConfigSummary;
@@ -28,12 +29,15 @@ public final class Gateway {
   private static final Logger LOG = LoggerFactory.getLogger(Gateway.class);
   /** A database that does not answer at start stops the start, rather than leaving a gateway that never gets ready. */
   private static final long START_TIMEOUT_SECONDS = 60;
+  private static final long SCHEMA_ATTEMPT_SECONDS = 15;
+  private static final int SCHEMA_ATTEMPTS = 3;
 
   private final Vertx vertx;
   private final GatewayServices services;
   private final int port;
   private final List<String> ingestDeployments = new ArrayList<>();
   private final List<String> readDeployments = new ArrayList<>();
+  private ReplicaLanes lanes;
 
   private Gateway(Vertx vertx, GatewayServices services, int port) {
     this.vertx = vertx;
@@ -50,8 +54,17 @@ public final class Gateway {
     Gateway gateway = new Gateway(vertx, services, config.getHttp().getPort());
     return gateway.createSchema()
       .timeout(START_TIMEOUT_SECONDS, TimeUnit.SECONDS)
-      .compose(v -> gateway.deploy().timeout(START_TIMEOUT_SECONDS, TimeUnit.SECONDS))
+      .compose(v -> ReplicaLanes.lease(vertx, config, ingestInstances(config)).timeout(START_TIMEOUT_SECONDS, TimeUnit.SECONDS))
+      .compose(lanes -> {
+        gateway.lanes = lanes;
+        return gateway.deploy().timeout(START_TIMEOUT_SECONDS, TimeUnit.SECONDS);
+      })
       .onSuccess(v -> ConfigSummary.logStart(LOG, config, gateway.port, gateway.ingestDeployments.size()))
+      .onFailure(e -> {
+        if (gateway.lanes != null) {
+          gateway.lanes.release(); // a replica that did not start must not keep renewing lanes
+        }
+      })
       .map(gateway);
   }
 
@@ -59,8 +72,27 @@ public final class Gateway {
     if (!services.config().getDatabase().isCreateSchema()) {
       return Future.succeededFuture();
     }
-    CounterStore store = SqlStores.create(vertx, services.config().getDatabase(), 1, START_TIMEOUT_SECONDS * 1000L);
-    return store.createSchema().eventually(store::close);
+    return createSchemaAttempt(1);
+  }
+
+  /**
+   * Replicas starting together on a loaded machine can wait longer than the pool's connection timeout, and the
+   * 5.0.10 pool then loses the failure (a NullPointerException in its cancel path, and again in its close): the
+   * attempt never completes, nor does closing its pool. Each attempt therefore has its own deadline and a fresh
+   * pool, closed without waiting.
+   */
+  private Future<Void> createSchemaAttempt(int attempt) {
+    CounterStore store = SqlStores.create(vertx, services.config().getDatabase(), 1, SCHEMA_ATTEMPT_SECONDS * 1000L);
+    return store.createSchema()
+      .timeout(SCHEMA_ATTEMPT_SECONDS, TimeUnit.SECONDS)
+      .onComplete(done -> store.close())
+      .recover(failure -> {
+        if (attempt >= SCHEMA_ATTEMPTS) {
+          return Future.failedFuture(failure);
+        }
+        LOG.warn("creating the schema failed (attempt {} of {}), trying again: {}", attempt, SCHEMA_ATTEMPTS, failure.toString());
+        return createSchemaAttempt(attempt + 1);
+      });
   }
 
   private Future<Void> deploy() {
@@ -72,16 +104,18 @@ public final class Gateway {
         return null;
       }));
     }
-    int instances = services.config().getHttp().getInstances() > 0
-      ? services.config().getHttp().getInstances() : defaultIngestInstances();
-    for (int i = 0; i < instances; i++) {
+    for (int i = 0; i < ingestInstances(services.config()); i++) {
       int index = i;
-      chain = chain.compose(v -> vertx.deployVerticle(new IngestVerticle(services, index, instances)).map(id -> {
+      chain = chain.compose(v -> vertx.deployVerticle(new IngestVerticle(services, index, lanes.lane(index))).map(id -> {
         ingestDeployments.add(id);
         return null;
       }));
     }
     return chain;
+  }
+
+  private static int ingestInstances(GatewayConfig config) {
+    return config.getHttp().getInstances() > 0 ? config.getHttp().getInstances() : defaultIngestInstances();
   }
 
   /**
@@ -99,12 +133,18 @@ public final class Gateway {
     services.state().startDraining();
     return Future.join(ingestDeployments.stream().map(vertx::undeploy).toList())
       .onComplete(ingest -> services.state().logDrain(startNanos))
-      .transform(ingest -> Future.join(readDeployments.stream().map(vertx::undeploy).toList()))
+      .transform(ingest -> lanes == null ? Future.succeededFuture() : lanes.release())
+      .transform(released -> Future.join(readDeployments.stream().map(vertx::undeploy).toList()))
       .mapEmpty();
   }
 
   public int port() {
     return port;
+  }
+
+  /** The lanes this replica's coalescers write, in ingest-verticle order. */
+  public List<Integer> lanes() {
+    return lanes.lanes();
   }
 
   public GatewayState state() {

@@ -23,6 +23,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.IntSupplier;
 
 /**
  * Sums deltas per counter and turns them into few, large, ordered flushes (DESIGN §3). Confined to one event
@@ -67,13 +68,14 @@ public final class Coalescer {
     int liveAcks;
   }
 
-  public Coalescer(Vertx vertx, CounterStore store, GatewayConfig config, GatewayState state, int instanceIndex, int instanceCount) {
+  /** {@code lane}: the replica lane this coalescer writes (see {@link SlotPicker}); read at every flush. */
+  public Coalescer(Vertx vertx, CounterStore store, GatewayConfig config, GatewayState state, int instanceIndex, IntSupplier lane) {
     this.vertx = vertx;
     this.writer = new FlushWriter(vertx, store, config.getBatching(), state, this::reslot);
     this.config = config;
     this.options = config.getBatching();
     this.state = state;
-    this.slots = new SlotPicker(instanceIndex, instanceCount);
+    this.slots = new SlotPicker(lane, config.getBatching().getMaxInFlight());
     // one coalescer of one process run: random, so restarts and replicas never share a source
     this.flushSource = Long.toUnsignedString(ThreadLocalRandom.current().nextLong(), 36) + "-" + instanceIndex;
     this.eventLoop = Thread.currentThread();

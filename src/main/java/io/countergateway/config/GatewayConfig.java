@@ -15,6 +15,8 @@ public class GatewayConfig {
   private ReadOptions reads = new ReadOptions();
   private AuthOptions auth = new AuthOptions();
   private BeaconOptions beacon = new BeaconOptions();
+  private ClusterOptions cluster = new ClusterOptions();
+  private LaneOptions lanes = new LaneOptions();
   private LoggingOptions logging = new LoggingOptions();
   private final Map<String, NamespaceOptions> namespaces = new LinkedHashMap<>();
   private int shutdownTimeoutMs = 30_000;
@@ -40,6 +42,8 @@ public class GatewayConfig {
     config.reads = ReadOptions.from(root.section("reads"));
     config.auth = AuthOptions.from(root.section("auth"));
     config.beacon = BeaconOptions.from(root.section("beacon"));
+    config.cluster = ClusterOptions.from(root.section("cluster"));
+    config.lanes = LaneOptions.from(root.section("lanes"));
     config.logging = LoggingOptions.from(root.section("logging"));
     config.shutdownTimeoutMs = root.section("shutdown").intValue("timeoutMs", 30_000, 100, 3_600_000);
     ConfigSection namespaces = root.section("namespaces");
@@ -143,6 +147,24 @@ public class GatewayConfig {
 
   public GatewayConfig setBeacon(BeaconOptions beacon) {
     this.beacon = beacon;
+    return this;
+  }
+
+  public ClusterOptions getCluster() {
+    return cluster;
+  }
+
+  public GatewayConfig setCluster(ClusterOptions cluster) {
+    this.cluster = cluster;
+    return this;
+  }
+
+  public LaneOptions getLanes() {
+    return lanes;
+  }
+
+  public GatewayConfig setLanes(LaneOptions lanes) {
+    this.lanes = lanes;
     return this;
   }
 

@@ -24,6 +24,7 @@ import org.slf4j.LoggerFactory;
 
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.function.IntSupplier;
 
 /**
  * One per core by default, each on its own event loop: an HTTP server share, an event-bus consumer and the {@link Coalescer} they both feed,
@@ -34,16 +35,16 @@ public class IngestVerticle extends VerticleBase {
 
   private final GatewayServices services;
   private final int index;
-  private final int instances;
+  private final IntSupplier lane;
   private CounterStore store;
   private Coalescer coalescer;
   private MessageConsumer<Object> consumer;
   private HttpServer server;
 
-  public IngestVerticle(GatewayServices services, int index, int instances) {
+  public IngestVerticle(GatewayServices services, int index, IntSupplier lane) {
     this.services = services;
     this.index = index;
-    this.instances = instances;
+    this.lane = lane;
   }
 
   @Override
@@ -51,7 +52,7 @@ public class IngestVerticle extends VerticleBase {
     GatewayConfig config = services.config();
     store = SqlStores.create(vertx, config.getDatabase(), config.getBatching().getMaxInFlight(),
       config.getBatching().isExactlyOnce(), config.getBatching().getWriteTimeoutMs());
-    coalescer = new Coalescer(vertx, store, config, services.state(), index, instances);
+    coalescer = new Coalescer(vertx, store, config, services.state(), index, lane);
     coalescer.registerMetrics(services.registry(), index);
     coalescer.start();
     consumer = vertx.eventBus().consumer(Addresses.INCREMENT, this::onIncrement);

@@ -63,7 +63,7 @@ class CoalescerTest {
 
   private Coalescer coalescer(JsonObject config) {
     return onLoop(() -> {
-      Coalescer coalescer = new Coalescer(vertx, store, GatewayConfig.fromJson(config), state, 0, 1);
+      Coalescer coalescer = new Coalescer(vertx, store, GatewayConfig.fromJson(config), state, 0, () -> 0);
       coalescer.start();
       return coalescer;
     });

@@ -1,0 +1,63 @@
+package io.countergateway.cluster;
+
+import com.hazelcast.config.Config;
+import com.hazelcast.config.JoinConfig;
+import io.countergateway.config.ClusterOptions;
+import io.countergateway.config.ConfigException;
+import io.countergateway.config.GatewayConfig;
+import io.vertx.core.json.JsonObject;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class EventBusClusterTest {
+
+  @Test
+  @DisplayName("members join over TCP on the listed addresses only: never multicast, never auto-detection")
+  void tcpJoin() {
+    Config config = EventBusCluster.hazelcastConfig(new ClusterOptions().setEnabled(true).setHost("10.0.0.5").setPort(5801)
+      .setMembers(List.of("10.0.0.6:5801", "10.0.0.7")));
+    JoinConfig join = config.getNetworkConfig().getJoin();
+    assertThat(join.getMulticastConfig().isEnabled()).isFalse();
+    assertThat(join.getAutoDetectionConfig().isEnabled()).isFalse();
+    assertThat(join.getKubernetesConfig().isEnabled()).isFalse();
+    assertThat(join.getTcpIpConfig().isEnabled()).isTrue();
+    assertThat(join.getTcpIpConfig().getMembers()).containsExactly("10.0.0.6:5801", "10.0.0.7", "10.0.0.5:5801");
+    assertThat(config.getNetworkConfig().getPort()).isEqualTo(5801);
+    assertThat(config.getNetworkConfig().isPortAutoIncrement()).isFalse();
+    assertThat(config.getProperty("hazelcast.local.localAddress")).isEqualTo("10.0.0.5");
+    // Vert.x's subscription maps keep their backups
+    assertThat(config.getMultiMapConfig("__vertx.subs").getBackupCount()).isEqualTo(1);
+  }
+
+  @Test
+  @DisplayName("in Kubernetes, members find each other through a headless service's DNS name, without API permissions")
+  void kubernetesJoin() {
+    Config config = EventBusCluster.hazelcastConfig(new ClusterOptions().setEnabled(true).setJoin(ClusterOptions.Join.KUBERNETES)
+      .setKubernetesServiceDns("counter-gateway-cluster.prod.svc.cluster.local"));
+    JoinConfig join = config.getNetworkConfig().getJoin();
+    assertThat(join.getTcpIpConfig().isEnabled()).isFalse();
+    assertThat(join.getMulticastConfig().isEnabled()).isFalse();
+    assertThat(join.getKubernetesConfig().isEnabled()).isTrue();
+    assertThat(join.getKubernetesConfig().getProperty("service-dns")).isEqualTo("counter-gateway-cluster.prod.svc.cluster.local");
+  }
+
+  @Test
+  @DisplayName("a bad cluster setting stops start-up with one line naming its key")
+  void badSettingsNameTheirKey() {
+    JsonObject base = new JsonObject().put("namespaces", new JsonObject().put("likes", new JsonObject()));
+    assertThatThrownBy(() -> GatewayConfig.fromJson(base.copy().put("cluster", new JsonObject().put("join", "multicast"))))
+      .isInstanceOf(ConfigException.class).hasMessageContaining("cluster.join").hasMessageContaining("tcp or kubernetes");
+    assertThatThrownBy(() -> GatewayConfig.fromJson(base.copy().put("cluster", new JsonObject().put("members", "a b"))))
+      .isInstanceOf(ConfigException.class).hasMessageContaining("cluster.members");
+    assertThatThrownBy(() -> GatewayConfig.fromJson(base.copy().put("lanes", new JsonObject().put("leaseMs", 10))))
+      .isInstanceOf(ConfigException.class).hasMessageContaining("lanes.leaseMs");
+    GatewayConfig defaults = GatewayConfig.fromJson(base);
+    assertThat(defaults.getCluster().isEnabled()).isFalse();
+    assertThat(defaults.getLanes().isEnabled()).isTrue();
+  }
+}

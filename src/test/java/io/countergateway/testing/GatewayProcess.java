@@ -1,0 +1,175 @@
+package io.countergateway.testing;
+
+import io.vertx.core.json.JsonObject;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A gateway in its own JVM ({@code io.countergateway.Main} on the test classpath), for tests that need separate
+ * processes: a clustered event bus across JVMs, SIGTERM and SIGKILL. Its output goes to
+ * {@code target/gateway-processes/<name>.log}. Every process started here is killed when the test JVM exits,
+ * should a test forget to.
+ */
+public final class GatewayProcess implements AutoCloseable {
+  private static final Path DIR = Paths.get("target", "gateway-processes").toAbsolutePath();
+  private static final List<Process> STARTED = new ArrayList<>();
+
+  static {
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+      synchronized (STARTED) {
+        STARTED.forEach(Process::destroyForcibly);
+      }
+    }));
+  }
+
+  private final String name;
+  private final Path config;
+  private final Path log;
+  private Process process;
+  private int starts;
+
+  private GatewayProcess(String name, Path config) {
+    this.name = name;
+    this.config = config;
+    this.log = DIR.resolve(name + ".log");
+  }
+
+  /** Writes {@code config} (JSON is YAML) and starts the gateway on it; call {@link #awaitListening} next. */
+  public static GatewayProcess start(String name, JsonObject config) {
+    try {
+      Files.createDirectories(DIR);
+      Path file = DIR.resolve(name + ".yaml");
+      Files.writeString(file, config.encodePrettily());
+      GatewayProcess gateway = new GatewayProcess(name, file);
+      gateway.launch();
+      return gateway;
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /** Starts the same configuration again after a stop (a rolling restart). */
+  public GatewayProcess restart() {
+    launch();
+    return this;
+  }
+
+  private void launch() {
+    starts++;
+    List<String> command = List.of(
+      Paths.get(System.getProperty("java.home"), "bin", "java").toString(),
+      "-Xmx192m", "-XX:+UseSerialGC", "-Xss512k",
+      "-cp", System.getProperty("java.class.path"),
+      "io.countergateway.Main", "--config", config.toString());
+    try {
+      process = new ProcessBuilder(command)
+        .redirectErrorStream(true)
+        .redirectOutput(starts == 1 ? ProcessBuilder.Redirect.to(log.toFile()) : ProcessBuilder.Redirect.appendTo(log.toFile()))
+        .start();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    synchronized (STARTED) {
+      STARTED.add(process);
+    }
+  }
+
+  /** Waits for the gateway's "listening" line of this start; fails with the tail of its log otherwise. */
+  public GatewayProcess awaitListening(Duration timeout) {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (System.nanoTime() < deadline) {
+      if (countInLog("counter-gateway listening on") >= starts) {
+        return this;
+      }
+      if (!process.isAlive()) {
+        throw new IllegalStateException(name + " exited with " + process.exitValue() + ":\n" + logTail());
+      }
+      sleep(100);
+    }
+    throw new IllegalStateException(name + " did not listen within " + timeout + ":\n" + logTail());
+  }
+
+  private long countInLog(String text) {
+    try {
+      return Files.exists(log) ? Files.readAllLines(log).stream().filter(line -> line.contains(text)).count() : 0;
+    } catch (IOException e) {
+      return 0;
+    }
+  }
+
+  public String logTail() {
+    try {
+      List<String> lines = Files.readAllLines(log);
+      return String.join("\n", lines.subList(Math.max(0, lines.size() - 40), lines.size()));
+    } catch (IOException e) {
+      return "(no log: " + e + ")";
+    }
+  }
+
+  /** SIGTERM: the gateway drains and exits; returns its exit code. */
+  public int stopGracefully(Duration timeout) {
+    process.destroy();
+    return waitForExit(timeout);
+  }
+
+  /** SIGKILL: nothing pending survives, nothing is released. */
+  public void kill() {
+    process.destroyForcibly();
+    waitForExit(Duration.ofSeconds(10));
+  }
+
+  private int waitForExit(Duration timeout) {
+    try {
+      if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+        process.destroyForcibly().waitFor();
+        throw new IllegalStateException(name + " did not exit within " + timeout);
+      }
+      return process.exitValue();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
+  }
+
+  public boolean isAlive() {
+    return process.isAlive();
+  }
+
+  public String name() {
+    return name;
+  }
+
+  @Override
+  public void close() {
+    if (process.isAlive()) {
+      kill();
+    }
+  }
+
+  public static int freePort() {
+    try (ServerSocket socket = new ServerSocket(0)) {
+      return socket.getLocalPort();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /** Thread.sleep for test threads, interruption turned into a failure. */
+  public static void sleep(long millis) {
+    try {
+      Thread.sleep(millis);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
+  }
+}
