@@ -246,10 +246,13 @@ class KubernetesManifestsTest {
     HorizontalPodAutoscaler autoscaler = only(objects, HorizontalPodAutoscaler.class).get(0);
     assertThat(autoscaler.getSpec().getScaleTargetRef().getName()).isEqualTo(deployment.getMetadata().getName());
     assertThat(autoscaler.getSpec().getMinReplicas()).isEqualTo(deployment.getSpec().getReplicas());
-    int writers = config.getHttp().getInstances() * autoscaler.getSpec().getMaxReplicas();
+    // each writer (ingest verticle of a replica) owns a lane of maxInFlight + 1 slots (ReplicaLanes)
+    int laneSlots = config.getHttp().getInstances() * autoscaler.getSpec().getMaxReplicas()
+      * (config.getBatching().getMaxInFlight() + 1);
     config.getNamespaces().values().forEach(namespace -> assertThat(namespace.getSlots())
-      .as("namespaces.%s.slots against %d writers (ingest verticles x maxReplicas)", namespace.getName(), writers)
-      .isGreaterThanOrEqualTo(writers));
+      .as("namespaces.%s.slots against %d lane slots (ingest verticles x maxReplicas x (maxInFlight + 1))",
+        namespace.getName(), laneSlots)
+      .isGreaterThanOrEqualTo(laneSlots));
   }
 
   /** Non-root, read-only root filesystem with a writable /tmp, and resources for every container. */

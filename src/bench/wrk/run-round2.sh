@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# Performance round 2: every HTTP workload of the gateway next to the plain Vert.x 204 server, in alternating rounds,
+# with wrk -t2 and no Lua response callback (wrk's own cost would hide the server's), then the event bus next to Redis
+# INCRBY through the Vert.x client (the in-process `bench`), and a SUM check of everything acknowledged.
+#
+#   src/bench/wrk/run-round2.sh                # gateway on PostgreSQL 127.0.0.1:5432, database test
+#   DB=mysql src/bench/wrk/run-round2.sh       # gateway on MySQL/MariaDB 127.0.0.1:3306
+#
+# Environment: DB=postgres|mysql ROUNDS=2 DURATION=10s WARMUP=5s THREADS=2 READERS=16 BATCH=100 BATCH_COUNTERS=1000
+#              GATEWAY_PORT=18080 PLAIN_PORT=18081 JAR=target/counter-gateway.jar OUT=/tmp/counter-gateway-round2
+#              MAX_LOAD=1.0 (the 1-minute load average above which the machine does not count as idle)
+set -euo pipefail
+cd "$(dirname "$0")/../../.."
+
+DB=${DB:-postgres}; ROUNDS=${ROUNDS:-2}; DURATION=${DURATION:-10s}; WARMUP=${WARMUP:-5s}; THREADS=${THREADS:-2}
+READERS=${READERS:-16}; BATCH=${BATCH:-100}; BATCH_COUNTERS=${BATCH_COUNTERS:-1000}
+GATEWAY_PORT=${GATEWAY_PORT:-18080}; PLAIN_PORT=${PLAIN_PORT:-18081}; JAR=${JAR:-target/counter-gateway.jar}
+OUT=${OUT:-/tmp/counter-gateway-round2}; MAX_LOAD=${MAX_LOAD:-1.0}
+TABLE=bench_round2; WRK_DIR=src/bench/wrk
+UA="Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0 Safari/537.36"
+G="http://127.0.0.1:$GATEWAY_PORT"; P="http://127.0.0.1:$PLAIN_PORT"
+
+case "$DB" in
+  postgres) sql() { PGOPTIONS='-c client_min_messages=warning' psql -h 127.0.0.1 -p 5432 -U postgres -d test -tAq -c "$1"; } ;;
+  mysql|mariadb) DB=mysql; sql() { mysql -h 127.0.0.1 -P 3306 -u root test -N -B -e "$1"; } ;;
+  *) echo "DB must be postgres or mysql" >&2; exit 2 ;;
+esac
+command -v wrk >/dev/null || { echo "wrk is not installed (apt-get install wrk)" >&2; exit 2; }
+[ -f "$JAR" ] || mvn -q package -DskipTests
+mkdir -p "$OUT"
+for t in "${TABLE}_flushes" "${TABLE}_idempotency" "${TABLE}_lanes" "${TABLE}_rollups" "${TABLE}_schema" "${TABLE}_sources" "$TABLE"; do
+  sql "DROP TABLE IF EXISTS $t" >/dev/null 2>&1 || true
+done
+
+PIDS=()
+cleanup() { for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done; }
+trap cleanup EXIT
+java -jar "$JAR" bench plain-server --port "$PLAIN_PORT" >"$OUT/plain.log" 2>&1 &
+PIDS+=($!)
+CG_HTTP_PORT=$GATEWAY_PORT CG_DATABASE_TABLE=$TABLE java -jar "$JAR" --config "conf/$DB.yaml" >"$OUT/gateway.log" 2>&1 &
+GATEWAY_PID=$!; PIDS+=($GATEWAY_PID)
+wait_for() { for _ in $(seq 1 120); do [ "$(curl -s -o /dev/null -w '%{http_code}' "$1" || true)" = "$2" ] && return 0; sleep 0.5; done
+  echo "no answer $2 from $1; see $OUT/*.log" >&2; exit 1; }
+wait_for "$P/" 204; wait_for "$G/health/ready" 200
+
+# wrk NAME CONNECTIONS DURATION URL [wrk args...]: raw output in $OUT/NAME.txt
+bench() { local name=$1 c=$2 d=$3 url=$4; shift 4
+  wrk -t"$THREADS" -c"$c" -d"$d" --latency -H "User-Agent: $UA" "$@" "$url" >"$OUT/$name.txt" 2>&1; }
+rps() { awk '/^Requests\/sec:/ {printf "%.0f", $2}' "$OUT/$1.txt"; }
+requests() { awk '/requests in/ {print $1}' "$OUT/$1.txt"; }
+non2xx() { awk '/Non-2xx or 3xx responses:/ {n=$5} END {print n+0}' "$OUT/$1.txt"; }
+p99() { awk '$1=="99%" {v=$2; if (v ~ /us$/) {sub(/us$/,"",v); v=v/1000} else if (v ~ /ms$/) {sub(/ms$/,"",v)} else if (v ~ /s$/) {sub(/s$/,"",v); v=v*1000}; printf "%.1f", v}' "$OUT/$1.txt"; }
+idle() { awk '{print $1}' /proc/loadavg; }
+
+HOT_ACKED=0; HOT_RUNS=0; BATCH_ACKED=0; BATCH_RUNS=0
+acked() { echo $(( $(requests "$1") - $(non2xx "$1") )); }
+hot() { HOT_ACKED=$((HOT_ACKED + $(acked "$1"))); HOT_RUNS=$((HOT_RUNS + 1)); }
+
+BATCH_BODY=$(awk -v n="$BATCH" -v c="$BATCH_COUNTERS" 'BEGIN {srand(7); printf "["; for (i = 1; i <= n; i++) printf "%s{\"type\":\"downloads\",\"id\":\"b-%d\"}", (i > 1 ? "," : ""), int(rand() * c)}; printf "]"}')
+
+echo "warming up ($WARMUP each) ..." >&2
+bench warm-plain 64 "$WARMUP" "$P/"; bench warm-commit 64 "$WARMUP" "$G/v1/counters/pageviews/hot/increments" -s "$WRK_DIR/post.lua"; hot warm-commit
+bench warm-beacon 64 "$WARMUP" "$G/v1/beacon/pageviews/hot"; hot warm-beacon
+
+declare -A R
+for round in $(seq 1 "$ROUNDS"); do
+  echo "round $round: load average $(idle) before it" >&2
+  R[load,$round]=$(idle)
+  bench "plain-$round" 64 "$DURATION" "$P/"
+  bench "beacon-$round" 64 "$DURATION" "$G/v1/beacon/pageviews/hot"; hot "beacon-$round"
+  bench "accepted-$round" 64 "$DURATION" "$G/v1/counters/pageviews/hot/increments?ack=accepted" -s "$WRK_DIR/post.lua"; hot "accepted-$round"
+  bench "commit64-$round" 64 "$DURATION" "$G/v1/counters/pageviews/hot/increments" -s "$WRK_DIR/post.lua"; hot "commit64-$round"
+  bench "plain256-$round" 256 "$DURATION" "$P/"
+  bench "commit256-$round" 256 "$DURATION" "$G/v1/counters/pageviews/hot/increments" -s "$WRK_DIR/post.lua"; hot "commit256-$round"
+  THREADS_SAVED=$THREADS; THREADS=1
+  bench "reads-$round" "$READERS" "$DURATION" "$G/v1/counters/pageviews/hot" & READS=$!
+  bench "mixed-writes-$round" 64 "$DURATION" "$G/v1/counters/pageviews/hot/increments" -s "$WRK_DIR/post.lua"
+  wait "$READS"; THREADS=$THREADS_SAVED; hot "mixed-writes-$round"
+  BODY="$BATCH_BODY" bench "batch-$round" 64 "$DURATION" "$G/v1/increments" -s "$WRK_DIR/post.lua"
+  BATCH_ACKED=$((BATCH_ACKED + $(acked "batch-$round"))); BATCH_RUNS=$((BATCH_RUNS + 1))
+done
+LOAD_AFTER=$(idle)
+
+echo "stopping the gateway (SIGTERM flushes what is pending) ..." >&2
+kill -TERM "$GATEWAY_PID"; wait "$GATEWAY_PID" || true
+HOT_SUM=$(sql "SELECT COALESCE(SUM(count),0) FROM $TABLE WHERE record_type='pageviews' AND record_id='hot'")
+BATCH_SUM=$(sql "SELECT COALESCE(SUM(count),0) FROM $TABLE WHERE record_type='downloads'")
+# wrk stops with up to its connections in flight: those may be counted without being seen as answered
+HOT_MAX=$((HOT_ACKED + HOT_RUNS * 256)); BATCH_INCR=$((BATCH_ACKED * BATCH)); BATCH_MAX=$((BATCH_INCR + BATCH_RUNS * 64 * BATCH))
+check() { if [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]; then echo ok; else echo MISMATCH; fi; }
+
+echo "event bus next to Redis INCRBY (in-process bench, $DURATION) ..." >&2
+java -jar "$JAR" bench --db "$DB" --concurrency 64 --duration "$DURATION" --counters 1 \
+  --strategies gateway-bus,redis >"$OUT/bus.md" 2>"$OUT/bus.log" || true
+
+span() { # workload: "min-max" over the rounds of its requests/s
+  local vals=(); for r in $(seq 1 "$ROUNDS"); do vals+=("$(rps "$1-$r")"); done
+  printf '%s\n' "${vals[@]}" | sort -n | awk 'NR==1 {lo=$1} {hi=$1} END {printf "%d–%d", lo, hi}'; }
+ratio() { # workload baseline: "min-max" of the per-round ratios
+  for r in $(seq 1 "$ROUNDS"); do awk -v a="$(rps "$1-$r")" -v b="$(rps "$2-$r")" 'BEGIN {printf "%.2f\n", a / b}'; done |
+    sort -n | awk 'NR==1 {lo=$1} {hi=$1} END {printf "%s–%s", lo, hi}'; }
+col() { for r in $(seq 1 "$ROUNDS"); do printf '%s ' "$($1 "$2-$r")"; done; }
+cat <<REPORT
+### Round 2: the gateway ($DB) next to the plain Vert.x 204 server
+
+- $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) cores, wrk -t$THREADS, $DURATION per run, $ROUNDS alternating rounds, no Lua response callback;
+  database $(sql "SELECT version()" | head -1 | cut -c1-60); 1-minute load average before each round: $(for r in $(seq 1 "$ROUNDS"); do printf '%s ' "${R[load,$r]}"; done)(after: $LOAD_AFTER)
+- command: \`DB=$DB ROUNDS=$ROUNDS DURATION=$DURATION $0\`
+
+| workload | requests/s (range over rounds) | × plain 204 (same round) | p99 ms per round | non-2xx per round |
+|---|---:|---:|---:|---:|
+| plain 204, 64 connections | $(span plain) | 1 | $(col p99 plain) | $(col non2xx plain) |
+| beacon GET, one hot counter | $(span beacon) | $(ratio beacon plain) | $(col p99 beacon) | $(col non2xx beacon) |
+| \`?ack=accepted\` | $(span accepted) | $(ratio accepted plain) | $(col p99 accepted) | $(col non2xx accepted) |
+| ack=commit, 64 connections | $(span commit64) | $(ratio commit64 plain) | $(col p99 commit64) | $(col non2xx commit64) |
+| plain 204, 256 connections | $(span plain256) | 1 | $(col p99 plain256) | $(col non2xx plain256) |
+| ack=commit, 256 connections | $(span commit256) | $(ratio commit256 plain256) | $(col p99 commit256) | $(col non2xx commit256) |
+| reads of the hot counter ($READERS conn.) during commit load | $(span reads) | | $(col p99 reads) | $(col non2xx reads) |
+| commit writes (64) during those reads | $(span mixed-writes) | $(ratio mixed-writes commit64) × solo | $(col p99 mixed-writes) | $(col non2xx mixed-writes) |
+| HTTP batch of $BATCH over $BATCH_COUNTERS counters (× $BATCH = increments/s) | $(span batch) | | $(col p99 batch) | $(col non2xx batch) |
+
+Event bus, one increment per message, ack=commit, next to Redis INCRBY through the Vert.x client (same run):
+
+$(grep -E '^\|' "$OUT/bus.md" || echo "(see $OUT/bus.log)")
+
+Correctness after SIGTERM: hot counter $HOT_SUM in the table for $HOT_ACKED acknowledged (+ at most $((HOT_MAX - HOT_ACKED)) in flight when wrk stopped): $(check "$HOT_SUM" "$HOT_ACKED" "$HOT_MAX");
+batch counters $BATCH_SUM for $BATCH_INCR acknowledged (+ at most $((BATCH_MAX - BATCH_INCR))): $(check "$BATCH_SUM" "$BATCH_INCR" "$BATCH_MAX").
+Raw wrk outputs and logs: $OUT
+REPORT
