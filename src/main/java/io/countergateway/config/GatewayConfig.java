@@ -19,6 +19,7 @@ public class GatewayConfig {
   private final List<RollupOptions> rollups = new ArrayList<>();
   private CompactionOptions compaction = new CompactionOptions();
   private IdempotencyOptions idempotency = new IdempotencyOptions();
+  private BeaconOptions beacon = new BeaconOptions();
   private ClusterOptions cluster = new ClusterOptions();
   private LaneOptions lanes = new LaneOptions();
   private LoggingOptions logging = new LoggingOptions();
@@ -45,6 +46,7 @@ public class GatewayConfig {
     config.limits = LimitsOptions.from(root.section("limits"));
     config.reads = ReadOptions.from(root.section("reads"));
     config.auth = AuthOptions.from(root.section("auth"));
+    config.beacon = BeaconOptions.from(root.section("beacon"));
     config.cluster = ClusterOptions.from(root.section("cluster"));
     config.lanes = LaneOptions.from(root.section("lanes"));
     config.logging = LoggingOptions.from(root.section("logging"));
@@ -188,6 +190,15 @@ public class GatewayConfig {
 
   public GatewayConfig setAuth(AuthOptions auth) {
     this.auth = auth;
+    return this;
+  }
+
+  public BeaconOptions getBeacon() {
+    return beacon;
+  }
+
+  public GatewayConfig setBeacon(BeaconOptions beacon) {
+    this.beacon = beacon;
     return this;
   }
 

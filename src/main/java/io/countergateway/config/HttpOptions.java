@@ -14,13 +14,16 @@ public class HttpOptions {
   private int port = DEFAULT_PORT;
   private int instances = DEFAULT_INSTANCES;
   private List<String> corsOrigins = List.of("*");
+  /** How long a browser may reuse a beacon preflight; Chromium caps this at 7200. */
+  private int corsMaxAgeSeconds = 7200;
 
   static HttpOptions from(ConfigSection section) {
     return new HttpOptions()
       .setHost(section.stringValue("host", DEFAULT_HOST))
       .setPort(section.intValue("port", DEFAULT_PORT))
       .setInstances(section.intValue("instances", DEFAULT_INSTANCES))
-      .setCorsOrigins(section.has("corsOrigins") ? section.stringList("corsOrigins") : List.of("*"));
+      .setCorsOrigins(section.has("corsOrigins") ? section.stringList("corsOrigins") : List.of("*"))
+      .setCorsMaxAgeSeconds(section.intValue("corsMaxAgeSeconds", 7200));
   }
 
   public String getHost() {
@@ -61,6 +64,15 @@ public class HttpOptions {
       throw new ConfigException("http.corsOrigins", "must list at least one origin (use '*' for any)");
     }
     this.corsOrigins = List.copyOf(corsOrigins);
+    return this;
+  }
+
+  public int getCorsMaxAgeSeconds() {
+    return corsMaxAgeSeconds;
+  }
+
+  public HttpOptions setCorsMaxAgeSeconds(int corsMaxAgeSeconds) {
+    this.corsMaxAgeSeconds = Checks.range("http.corsMaxAgeSeconds", corsMaxAgeSeconds, 0, 86_400);
     return this;
   }
 }

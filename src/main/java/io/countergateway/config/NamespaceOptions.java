@@ -7,6 +7,9 @@ public class NamespaceOptions {
   private final String name;
   private int slots = DEFAULT_SLOTS;
   private boolean isPublic;
+  private Boolean dropBots;
+  private boolean honorDoNotTrack;
+  private boolean honorGlobalPrivacyControl;
   /** Null for a plain namespace: one value per counter, no buckets. */
   private WindowOptions window;
 
@@ -19,9 +22,14 @@ public class NamespaceOptions {
   }
 
   static NamespaceOptions from(String name, ConfigSection section) {
+    ConfigSection beacon = section.section("beacon");
+    boolean isPublic = section.boolValue("public", false);
     return new NamespaceOptions(name)
       .setSlots(section.intValue("slots", DEFAULT_SLOTS))
-      .setPublic(section.boolValue("public", false))
+      .setPublic(isPublic)
+      .setDropBots(beacon.boolValue("dropBots", isPublic))
+      .setHonorDoNotTrack(beacon.boolValue("honorDoNotTrack", false))
+      .setHonorGlobalPrivacyControl(beacon.boolValue("honorGlobalPrivacyControl", false))
       .setWindow(section.json().containsKey("window") ? WindowOptions.from(section.section("window")) : null);
   }
 
@@ -45,6 +53,36 @@ public class NamespaceOptions {
 
   public NamespaceOptions setPublic(boolean isPublic) {
     this.isPublic = isPublic;
+    return this;
+  }
+
+  /** Beacons from crawlers and headless browsers are answered 204 and not counted; on by default for public namespaces. */
+  public boolean isDropBots() {
+    return dropBots != null ? dropBots : isPublic;
+  }
+
+  public NamespaceOptions setDropBots(boolean dropBots) {
+    this.dropBots = dropBots;
+    return this;
+  }
+
+  /** Beacons sent with {@code DNT: 1} are answered 204 and not counted. */
+  public boolean isHonorDoNotTrack() {
+    return honorDoNotTrack;
+  }
+
+  public NamespaceOptions setHonorDoNotTrack(boolean honorDoNotTrack) {
+    this.honorDoNotTrack = honorDoNotTrack;
+    return this;
+  }
+
+  /** Beacons sent with {@code Sec-GPC: 1} are answered 204 and not counted. */
+  public boolean isHonorGlobalPrivacyControl() {
+    return honorGlobalPrivacyControl;
+  }
+
+  public NamespaceOptions setHonorGlobalPrivacyControl(boolean honorGlobalPrivacyControl) {
+    this.honorGlobalPrivacyControl = honorGlobalPrivacyControl;
     return this;
   }
 

@@ -6,6 +6,8 @@ import io.countergateway.bus.CounterClient;
 import io.countergateway.idempotency.IdempotentIncrements;
 import io.countergateway.config.AuthOptions;
 import io.countergateway.config.AuthOptions.Right;
+import io.countergateway.config.HttpOptions;
+import io.countergateway.beacon.BeaconFilter;
 import io.countergateway.model.ApiError;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.vertx.core.Vertx;
@@ -20,8 +22,14 @@ import io.vertx.ext.web.handler.BodyHandler;
 import io.vertx.ext.web.handler.CorsHandler;
 import io.vertx.micrometer.PrometheusScrapingHandler;
 
-/** The HTTP contract of DESIGN §5, as one router per ingest verticle. */
+/** The HTTP contract of DESIGN §5 (written out in {@code src/main/resources/openapi.yaml}), as one router per ingest verticle. */
 public final class HttpApi {
+  /** The beacon script may change with a release: caches keep it an hour, then revalidate with its ETag. */
+  private static final StaticDocument BEACON_SCRIPT = StaticDocument.of("/frontdoor/beacon.js",
+    "text/javascript; charset=utf-8", "public, max-age=3600");
+  private static final StaticDocument OPENAPI = StaticDocument.of("/openapi.yaml", "application/yaml; charset=utf-8",
+    "public, max-age=300");
+
   private HttpApi() {
   }
 
@@ -29,16 +37,22 @@ public final class HttpApi {
     Router router = Router.router(vertx);
     router.route().handler(HttpApi::refuseUnknownFraming);
     CounterClient client = new CounterClient(vertx, services.config().getLimits().getRequestTimeoutMs());
-    IncrementRoutes writes = new IncrementRoutes(services, coalescer, client, keyed);
+    IncrementRoutes writes = new IncrementRoutes(services, coalescer, client, keyed,
+      new BeaconFilter(vertx.getOrCreateContext(), services.config(), services.registry()));
     ReadRoutes reads = new ReadRoutes(client, services.config());
     BodyHandler body = BodyHandler.create(false).setBodyLimit(services.config().getLimits().getMaxBodyBytes());
 
-    CorsHandler cors = CorsHandler.create().allowedMethod(HttpMethod.GET).allowedMethod(HttpMethod.POST)
-      .allowedHeader("Content-Type");
-    services.config().getHttp().getCorsOrigins().forEach(origin -> cors.addOrigin(origin));
-    router.route("/v1/beacon/*").handler(cors);
+    router.route("/v1/beacon/*").handler(HttpApi::varyByOrigin);
+    router.route("/v1/beacon/*").handler(beaconCors(services.config().getHttp()));
     router.route(HttpMethod.GET, "/v1/beacon/:type/:id").handler(writes::beacon);
-    router.route(HttpMethod.POST, "/v1/beacon/:type/:id").handler(body).handler(writes::beacon);
+    router.route(HttpMethod.POST, "/v1/beacon/:type/:id")
+      .handler(BodyHandler.create(false).setBodyLimit(services.config().getBeacon().getMaxBodyBytes()))
+      .handler(writes::beacon);
+    // reached only by an OPTIONS that is not a preflight (the CORS handler answers those)
+    router.options("/v1/beacon/:type/:id").handler(ctx -> ctx.response().putHeader("Allow", "GET, POST, OPTIONS")
+      .setStatusCode(204).end());
+    router.get("/v1/beacon.js").handler(BEACON_SCRIPT::serve);
+    router.get("/v1/openapi.yaml").handler(OPENAPI::serve);
 
     AuthOptions auth = services.config().getAuth();
     // vertx-web runs the body handler before any user handler; the body limit bounds what an unauthorised client costs
@@ -56,6 +70,27 @@ public final class HttpApi {
     }
     errorPages(router);
     return router;
+  }
+
+  /**
+   * Beacons are sent with credentials (sendBeacon always includes them), and a browser drops the answer to a
+   * credentialed request unless it names the page's exact origin and allows credentials: so the origin is echoed
+   * (every valid one when corsOrigins is '*'), and preflights allow whatever headers the browser asks for.
+   */
+  private static CorsHandler beaconCors(HttpOptions http) {
+    CorsHandler cors = CorsHandler.create().allowedMethod(HttpMethod.GET).allowedMethod(HttpMethod.POST)
+      .allowCredentials(true).maxAgeSeconds(http.getCorsMaxAgeSeconds());
+    http.getCorsOrigins().forEach(cors::addOrigin);
+    return cors;
+  }
+
+  /**
+   * The answer depends on the Origin, so caches must key on it, even with one allowed origin (where the CORS handler
+   * leaves it out) and on preflights (where it adds only Access-Control-Request-Headers after this).
+   */
+  private static void varyByOrigin(RoutingContext ctx) {
+    ctx.response().putHeader("Vary", "Origin");
+    ctx.next();
   }
 
   private static void ready(RoutingContext ctx, GatewayServices services, CounterClient client) {

@@ -2,6 +2,7 @@ package io.countergateway.http;
 
 import io.countergateway.GatewayServices;
 import io.countergateway.batch.Ack;
+import io.countergateway.beacon.BeaconFilter;
 import io.countergateway.batch.Coalescer;
 import io.countergateway.bus.CounterClient;
 import io.countergateway.config.NamespaceOptions;
@@ -29,13 +30,16 @@ final class IncrementRoutes {
   private final Coalescer coalescer;
   private final CounterClient counters;
   private final IdempotentIncrements keyed;
+  private final BeaconFilter beaconFilter;
   private final IncrementRules rules;
   private final int maxBatchIncrements;
 
-  IncrementRoutes(GatewayServices services, Coalescer coalescer, CounterClient counters, IdempotentIncrements keyed) {
+  IncrementRoutes(GatewayServices services, Coalescer coalescer, CounterClient counters, IdempotentIncrements keyed,
+                  BeaconFilter beaconFilter) {
     this.coalescer = coalescer;
     this.counters = counters;
     this.keyed = keyed;
+    this.beaconFilter = beaconFilter;
     this.rules = services.rules();
     this.maxBatchIncrements = services.config().getLimits().getMaxBatchIncrements();
   }
@@ -187,23 +191,44 @@ final class IncrementRoutes {
     return new ApiError(504, "outcome_unknown", "part of the batch may have been counted when the request ended", null);
   }
 
-  /** {@code GET|POST /v1/beacon/{type}/{id}}: public namespaces only, delta 1, answered once taken. */
+  /**
+   * {@code GET|POST /v1/beacon/{type}/{id}}: public namespaces only, delta 1, answered once taken. A body (any type,
+   * up to beacon.maxBodyBytes) is read and ignored. A beacon the namespace's filters drop gets the same answer.
+   */
   void beacon(RoutingContext ctx) {
+    NamespaceOptions namespace;
     Increment increment;
     try {
-      NamespaceOptions namespace = rules.namespace(ctx.pathParam("type"));
+      namespace = rules.namespace(ctx.pathParam("type"));
       if (!namespace.isPublic()) {
         throw new ApiError(403, "namespace_not_public", "namespace '" + namespace.getName()
           + "' does not take beacons", "type");
       }
       increment = rules.beacon(namespace, ctx.pathParam("id"));
-      coalescer.add(increment, false);
     } catch (ApiError e) {
       Responses.error(ctx, e);
       return;
     }
+    beaconFilter.check(namespace, ctx.request().headers()).onComplete(verdict -> {
+      // a verdict that could not be reached counts the beacon, as it would be counted without the filter
+      if (verdict.failed() || verdict.result() == null) {
+        try {
+          coalescer.add(increment, false);
+        } catch (ApiError e) {
+          Responses.error(ctx, e);
+          return;
+        }
+      }
+      answerBeacon(ctx);
+    });
+  }
+
+  private static void answerBeacon(RoutingContext ctx) {
+    if (ctx.response().ended() || ctx.response().closed()) {
+      return;
+    }
     ctx.response().putHeader("Cache-Control", "no-store");
-    if ("gif".equals(ctx.queryParams().get("format"))) {
+    if (ctx.request().query() != null && "gif".equals(ctx.queryParams().get("format"))) {
       ctx.response().setStatusCode(200).putHeader("Content-Type", "image/gif").end(PIXEL);
     } else {
       ctx.response().setStatusCode(204).end();

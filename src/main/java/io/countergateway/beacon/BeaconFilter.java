@@ -1,0 +1,71 @@
+package io.countergateway.beacon;
+
+import io.countergateway.config.GatewayConfig;
+import io.countergateway.config.NamespaceOptions;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.vertx.core.Context;
+import io.vertx.core.Future;
+import io.vertx.core.MultiMap;
+
+import java.util.EnumMap;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * Decides whether a valid beacon is counted: privacy signals first ({@code DNT: 1}, {@code Sec-GPC: 1}, where the
+ * namespace honours them), then bots (where {@code dropBots} is on). A dropped beacon is answered like a counted
+ * one, so a bot learns nothing, and is counted in {@code gateway_beacons_dropped_total{namespace,reason}}.
+ * One per event loop.
+ */
+public final class BeaconFilter {
+  private final UserAgentVerdicts userAgents;
+  private final Map<String, Map<DropReason, Counter>> dropped = new HashMap<>();
+
+  public BeaconFilter(Context loop, GatewayConfig config, MeterRegistry registry) {
+    this.userAgents = new UserAgentVerdicts(loop, new CrawlerDetector(config.getBeacon().getBotPatterns()));
+    for (NamespaceOptions namespace : config.getNamespaces().values()) {
+      if (!namespace.isPublic()) {
+        continue;
+      }
+      // registered up front, so each series reads 0 before its first drop and alerts can be written against it
+      Map<DropReason, Counter> counters = new EnumMap<>(DropReason.class);
+      for (DropReason reason : DropReason.values()) {
+        counters.put(reason, Counter.builder("gateway.beacons.dropped")
+          .description("valid beacons answered but not counted: bots, headless browsers, Do-Not-Track, Global Privacy Control")
+          .tags("namespace", namespace.getName(), "reason", reason.label).register(registry));
+      }
+      dropped.put(namespace.getName(), counters);
+    }
+  }
+
+  /** Null when the beacon is to be counted, else why not; the drop is already counted in the metric. */
+  public Future<DropReason> check(NamespaceOptions namespace, MultiMap headers) {
+    DropReason privacy = privacySignal(namespace, headers);
+    if (privacy != null) {
+      return Future.succeededFuture(count(namespace, privacy));
+    }
+    if (!namespace.isDropBots()) {
+      return Future.succeededFuture();
+    }
+    return userAgents.classify(headers.get("User-Agent")).map(reason -> reason == null ? null : count(namespace, reason));
+  }
+
+  private static DropReason privacySignal(NamespaceOptions namespace, MultiMap headers) {
+    if (namespace.isHonorDoNotTrack() && "1".equals(headers.get("DNT"))) {
+      return DropReason.DO_NOT_TRACK;
+    }
+    if (namespace.isHonorGlobalPrivacyControl() && "1".equals(headers.get("Sec-GPC"))) {
+      return DropReason.GLOBAL_PRIVACY_CONTROL;
+    }
+    return null;
+  }
+
+  private DropReason count(NamespaceOptions namespace, DropReason reason) {
+    Map<DropReason, Counter> counters = dropped.get(namespace.getName());
+    if (counters != null) {
+      counters.get(reason).increment();
+    }
+    return reason;
+  }
+}

@@ -1,0 +1,35 @@
+/* counter-gateway page-view beacon. Embed:
+ *   <script async src="https://counters.example.com/v1/beacon.js" data-namespace="pageviews"></script>
+ * data-namespace: a public namespace (default "pageviews"); data-id: the counter id (default: the page's path).
+ * Sends one beacon per page load: navigator.sendBeacon, else fetch with keepalive, else an image pixel.
+ * Never throws into the page. */
+(function () {
+  try {
+    var script = document.currentScript;
+    if (!script || !script.src) {
+      return;
+    }
+    var namespace = script.getAttribute('data-namespace') || 'pageviews';
+    var id = script.getAttribute('data-id') || location.pathname || '/';
+    var url = new URL('beacon/' + encodeURIComponent(namespace) + '/' + encodeURIComponent(id), script.src).href;
+    var sent = false;
+    try {
+      sent = typeof navigator.sendBeacon === 'function' && navigator.sendBeacon(url);
+    } catch (e) {
+      sent = false;
+    }
+    if (!sent && typeof fetch === 'function') {
+      try {
+        fetch(url, {method: 'POST', keepalive: true, mode: 'no-cors', credentials: 'omit'})['catch'](function () {});
+        sent = true;
+      } catch (e) {
+        sent = false;
+      }
+    }
+    if (!sent) {
+      new Image(1, 1).src = url + '?format=gif';
+    }
+  } catch (e) {
+    // a counter must never break the page that carries it
+  }
+})();

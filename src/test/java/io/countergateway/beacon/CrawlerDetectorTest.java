@@ -1,0 +1,83 @@
+package io.countergateway.beacon;
+
+import io.vertx.core.Context;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import io.vertx.junit5.VertxExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.util.List;
+import java.util.regex.Pattern;
+
+import static io.countergateway.testing.GatewayFixture.await;
+import static org.assertj.core.api.Assertions.assertThat;
+
+@ExtendWith(VertxExtension.class)
+class CrawlerDetectorTest {
+  final CrawlerDetector detector = new CrawlerDetector(List.of(Pattern.compile("uptime-?checker", Pattern.CASE_INSENSITIVE)));
+  @ParameterizedTest
+  @ValueSource(strings = {
+    "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36",
+    "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36 Edg/131.0.0.0",
+    "Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0",
+    "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Safari/605.1.15",
+    "Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1",
+    "Mozilla/5.0 (Linux; Android 10; K) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Mobile Safari/537.36",
+    "Mozilla/5.0 (Linux; Android 14; SAMSUNG SM-S918B) AppleWebKit/537.36 (KHTML, like Gecko) SamsungBrowser/26.0 Chrome/122.0.0.0 Mobile Safari/537.36",
+    "Mozilla/5.0 (Linux; U; Android 4.0.3; en-us; KFTT Build/IML74K) AppleWebKit/537.36 (KHTML, like Gecko) Silk/3.68 like Chrome/39.0.2171.93 Safari/537.36"
+  })
+  @DisplayName("people's browsers are counted")
+  void browsersAreCounted(String userAgent) {
+    assertThat(detector.classify(userAgent)).isNull();
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {
+    "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)",
+    "Mozilla/5.0 (Linux; Android 6.0.1; Nexus 5X Build/MMB29P) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.6778.69 Mobile Safari/537.36 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)",
+    "Mozilla/5.0 (compatible; bingbot/2.0; +http://www.bing.com/bingbot.htm)",
+    "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)",
+    "Mozilla/5.0 (compatible; AhrefsBot/7.0; +http://ahrefs.com/robot/)",
+    "Mozilla/5.0 (compatible; YandexBot/3.0; +http://yandex.com/bots)",
+    "DuckDuckBot/1.1; (+http://duckduckgo.com/duckduckbot.html)",
+    "facebookexternalhit/1.1 (+http://www.facebook.com/externalhit_uatext.php)"
+  })
+  @DisplayName("crawlers are recognised by ua-parser's list")
+  void crawlersAreDropped(String userAgent) {
+    assertThat(detector.classify(userAgent)).isEqualTo(DropReason.CRAWLER);
+  }
+
+  @Test
+  @DisplayName("headless browsers, configured patterns and a missing User-Agent are recognised too")
+  void otherBots() {
+    assertThat(detector.classify("Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/131.0.0.0 Safari/537.36"))
+      .isEqualTo(DropReason.HEADLESS_BROWSER);
+    assertThat(detector.classify("Mozilla/5.0 (Unknown; Linux x86_64) AppleWebKit/538.1 (KHTML, like Gecko) PhantomJS/2.1.1 Safari/538.1"))
+      .isEqualTo(DropReason.HEADLESS_BROWSER);
+    assertThat(detector.classify("Mozilla/5.0 (compatible; UptimeChecker/1.0)")).isEqualTo(DropReason.CONFIGURED_PATTERN);
+    assertThat(detector.classify("")).isEqualTo(DropReason.NO_USER_AGENT);
+    assertThat(detector.classify(null)).isEqualTo(DropReason.NO_USER_AGENT);
+  }
+
+  @Test
+  @DisplayName("a user agent is classified once off the event loop, then answered from the loop's cache")
+  void verdictsAreCachedPerLoop(Vertx vertx) {
+    Context loop = vertx.getOrCreateContext();
+    UserAgentVerdicts verdicts = new UserAgentVerdicts(loop, detector);
+    String bot = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)";
+    DropReason first = await(onLoop(loop, () -> verdicts.classify(bot)));
+    assertThat(first).isEqualTo(DropReason.CRAWLER);
+    Future<DropReason> second = await(Future.<Future<DropReason>>future(promise ->
+      loop.runOnContext(v -> promise.complete(verdicts.classify(bot)))));
+    assertThat(second.isComplete()).as("answered at once from the cache").isTrue();
+    assertThat(second.result()).isEqualTo(DropReason.CRAWLER);
+  }
+
+  static <T> Future<T> onLoop(Context loop, java.util.function.Supplier<Future<T>> action) {
+    return Future.future(promise -> loop.runOnContext(v -> action.get().onComplete(promise)));
+  }
+}
