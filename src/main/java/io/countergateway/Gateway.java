@@ -18,6 +18,7 @@ import org.slf4j.LoggerFactory;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.ServerSocket;
+import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -48,7 +49,12 @@ public final class Gateway {
   }
 
   public static Future<Gateway> start(Vertx vertx, GatewayConfig config, MeterRegistry registry) {
-    GatewayServices services = new GatewayServices(config, new GatewayState(), registry);
+    return start(vertx, config, registry, Clock.systemUTC());
+  }
+
+  /** {@code clock}: the UTC clock that puts windowed increments into their buckets (a fixed one in tests). */
+  public static Future<Gateway> start(Vertx vertx, GatewayConfig config, MeterRegistry registry, Clock clock) {
+    GatewayServices services = new GatewayServices(config, new GatewayState(), registry, clock);
     GatewayMeters.register(registry, services.state());
     if (config.getHttp().getPort() == 0) {
       config.getHttp().setPort(freePort());

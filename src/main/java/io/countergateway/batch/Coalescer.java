@@ -312,7 +312,7 @@ public final class Coalescer {
       CounterKey key = next.getKey();
       Pending entry = next.getValue();
       if (entry.delta != 0) {
-        rows.add(new FlushRow(key.type(), key.id(), slotFor(key.type()), entry.delta));
+        rows.add(new FlushRow(key.type(), key.id(), slotFor(key.type()), entry.delta, key.bucket()));
       }
       if (entry.liveAcks > 0) {
         pendingWaiters -= entry.liveAcks;

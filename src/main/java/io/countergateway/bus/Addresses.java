@@ -4,7 +4,12 @@ package io.countergateway.bus;
 public final class Addresses {
   /** JSON {@code {"type","id","delta"}}: {@code request} waits for the commit, {@code send} does not. */
   public static final String INCREMENT = "counters.increment";
-  /** JSON {@code {"type","id"}} or {@code {"type","ids":[…]}}; replies {@code {"type","values":{id: value}}}. */
+  /**
+   * JSON {@code {"type","id"}} or {@code {"type","ids":[…]}}; replies {@code {"type","values":{id: value}}}. On a
+   * windowed namespace it also takes {@code "from"} and {@code "to"} (ISO-8601, together) or {@code "top": n} without
+   * ids, and replies {@code {"type","bucket","from","to","values"}} (totals), with {@code "buckets":[{"start","value"}]}
+   * for one {@code "id"}, or {@code "top":[{"id","total"}]}.
+   */
   public static final String GET = "counters.get";
   /** JSON {@code {"type","id"}}: deletes every slot of the counter. */
   public static final String RESET = "counters.reset";

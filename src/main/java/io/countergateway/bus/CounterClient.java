@@ -11,9 +11,13 @@ import io.vertx.core.json.JsonObject;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.time.Instant;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.SortedMap;
+import java.util.TreeMap;
 
 /**
  * A typed client for verticles that share a Vert.x (or a cluster) with the gateway. Failures are
@@ -36,6 +40,16 @@ public final class CounterClient {
   /** Adds {@code delta}; the future completes once the increment is committed to the database. */
   public Future<Void> increment(String type, String id, long delta) {
     return bus.request(Addresses.INCREMENT, body(type, id).put("delta", delta), delivery)
+      .recover(failure -> Future.failedFuture(BusErrors.toApiError(failure)))
+      .mapEmpty();
+  }
+
+  /**
+   * Adds {@code delta} to a windowed counter's bucket holding {@code at} (inside the namespace's retention, at most
+   * its maxFutureSkew ahead); completes once committed.
+   */
+  public Future<Void> increment(String type, String id, long delta, Instant at) {
+    return bus.request(Addresses.INCREMENT, body(type, id).put("delta", delta).put("at", at.toString()), delivery)
       .recover(failure -> Future.failedFuture(BusErrors.toApiError(failure)))
       .mapEmpty();
   }
@@ -97,11 +111,66 @@ public final class CounterClient {
     JsonObject request = new JsonObject().put("type", type).put("ids", new JsonArray(List.copyOf(ids)));
     return bus.<JsonObject>request(Addresses.GET, request, delivery)
       .recover(failure -> Future.failedFuture(BusErrors.toApiError(failure)))
-      .map(reply -> {
-        Map<String, Long> values = new HashMap<>();
-        reply.body().getJsonObject("values").forEach(e -> values.put(e.getKey(), ((Number) e.getValue()).longValue()));
-        return values;
+      .map(reply -> values(reply.body()));
+  }
+
+  /**
+   * A {@code counters.get} request as JSON, answered as JSON: {@code {"type","id"|"ids","from","to","top"}} (see
+   * {@link Addresses#GET}). For callers that pass a request through, such as the HTTP routes.
+   */
+  public Future<JsonObject> query(JsonObject request) {
+    return bus.<JsonObject>request(Addresses.GET, request, delivery)
+      .recover(failure -> Future.failedFuture(BusErrors.toApiError(failure)))
+      .map(reply -> reply.body());
+  }
+
+  /**
+   * A windowed counter's non-empty buckets starting in [{@code from}, {@code to}), by bucket start. Both null: the
+   * current bucket only.
+   */
+  public Future<SortedMap<Instant, Long>> buckets(String type, String id, Instant from, Instant to) {
+    return query(range(body(type, id), from, to)).map(reply -> {
+      SortedMap<Instant, Long> buckets = new TreeMap<>();
+      reply.getJsonArray("buckets").forEach(item -> {
+        JsonObject bucket = (JsonObject) item;
+        buckets.put(Instant.parse(bucket.getString("start")), bucket.getLong("value"));
       });
+      return buckets;
+    });
+  }
+
+  /** Windowed counters' totals over the buckets starting in [{@code from}, {@code to}); both null: the retention. */
+  public Future<Map<String, Long>> totals(String type, List<String> ids, Instant from, Instant to) {
+    JsonObject request = new JsonObject().put("type", type).put("ids", new JsonArray(List.copyOf(ids)));
+    return query(range(request, from, to)).map(CounterClient::values);
+  }
+
+  /** The {@code count} ids of a windowed namespace with the largest totals over the range, largest first. */
+  public Future<List<Map.Entry<String, Long>>> top(String type, int count, Instant from, Instant to) {
+    return query(range(new JsonObject().put("type", type).put("top", count), from, to)).map(reply -> {
+      List<Map.Entry<String, Long>> ranked = new ArrayList<>();
+      reply.getJsonArray("top").forEach(item -> {
+        JsonObject entry = (JsonObject) item;
+        ranked.add(Map.entry(entry.getString("id"), entry.getLong("total")));
+      });
+      return ranked;
+    });
+  }
+
+  private static JsonObject range(JsonObject request, Instant from, Instant to) {
+    if (from != null) {
+      request.put("from", from.toString());
+    }
+    if (to != null) {
+      request.put("to", to.toString());
+    }
+    return request;
+  }
+
+  private static Map<String, Long> values(JsonObject reply) {
+    Map<String, Long> values = new HashMap<>();
+    reply.getJsonObject("values").forEach(e -> values.put(e.getKey(), ((Number) e.getValue()).longValue()));
+    return values;
   }
 
   /** Deletes the counter (every slot). */

@@ -97,6 +97,10 @@ public class GatewayConfig {
     if (namespaces.get(rollup.getNamespace()) == null) {
       throw new ConfigException(rollup.key() + ".namespace", "'" + rollup.getNamespace() + "' is not a declared namespace");
     }
+    if (namespaces.get(rollup.getNamespace()).isWindowed()) {
+      throw new ConfigException(rollup.key() + ".namespace", "'" + rollup.getNamespace()
+        + "' is windowed: roll-ups copy the totals of plain namespaces");
+    }
     if (rollups.stream().anyMatch(other -> other.getNamespace().equals(rollup.getNamespace()))) {
       throw new ConfigException(rollup.key() + ".namespace", "'" + rollup.getNamespace() + "' already has a roll-up");
     }

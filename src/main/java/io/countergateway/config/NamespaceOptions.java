@@ -10,6 +10,8 @@ public class NamespaceOptions {
   private Boolean dropBots;
   private boolean honorDoNotTrack;
   private boolean honorGlobalPrivacyControl;
+  /** Null for a plain namespace: one value per counter, no buckets. */
+  private WindowOptions window;
 
   public NamespaceOptions(String name) {
     if (name == null || !name.matches("[a-z0-9][a-z0-9_.-]{0,63}")) {
@@ -27,7 +29,8 @@ public class NamespaceOptions {
       .setPublic(isPublic)
       .setDropBots(beacon.boolValue("dropBots", isPublic))
       .setHonorDoNotTrack(beacon.boolValue("honorDoNotTrack", false))
-      .setHonorGlobalPrivacyControl(beacon.boolValue("honorGlobalPrivacyControl", false));
+      .setHonorGlobalPrivacyControl(beacon.boolValue("honorGlobalPrivacyControl", false))
+      .setWindow(section.json().containsKey("window") ? WindowOptions.from(section.section("window")) : null);
   }
 
   public String getName() {
@@ -80,6 +83,19 @@ public class NamespaceOptions {
 
   public NamespaceOptions setHonorGlobalPrivacyControl(boolean honorGlobalPrivacyControl) {
     this.honorGlobalPrivacyControl = honorGlobalPrivacyControl;
+    return this;
+  }
+
+  public WindowOptions getWindow() {
+    return window;
+  }
+
+  public boolean isWindowed() {
+    return window != null;
+  }
+
+  public NamespaceOptions setWindow(WindowOptions window) {
+    this.window = window;
     return this;
   }
 }

@@ -39,7 +39,7 @@ public final class HttpApi {
     CounterClient client = new CounterClient(vertx, services.config().getLimits().getRequestTimeoutMs());
     IncrementRoutes writes = new IncrementRoutes(services, coalescer, client, keyed,
       new BeaconFilter(vertx.getOrCreateContext(), services.config(), services.registry()));
-    ReadRoutes reads = new ReadRoutes(client);
+    ReadRoutes reads = new ReadRoutes(client, services.config());
     BodyHandler body = BodyHandler.create(false).setBodyLimit(services.config().getLimits().getMaxBodyBytes());
 
     router.route("/v1/beacon/*").handler(HttpApi::varyByOrigin);

@@ -8,7 +8,6 @@ import io.countergateway.bus.CounterClient;
 import io.countergateway.config.NamespaceOptions;
 import io.countergateway.idempotency.IdempotentIncrements;
 import io.countergateway.model.ApiError;
-import io.countergateway.model.CounterKey;
 import io.countergateway.model.Increment;
 import io.countergateway.model.IncrementBatch;
 import io.countergateway.model.IncrementRules;
@@ -57,7 +56,9 @@ final class IncrementRoutes {
       // add-and-get: ?return=value; the query is only decoded when there is one (the hot path has none)
       returnsValue = ctx.request().query() != null
         && rules.returnsValue(singleQueryValue(ctx, "return"), ack == AckMode.COMMIT);
-      increment = rules.increment(ctx.pathParam("type"), ctx.pathParam("id"), deltaOf(ctx.body().buffer()));
+      JsonObject body = singleBody(ctx.body().buffer());
+      increment = rules.increment(ctx.pathParam("type"), ctx.pathParam("id"),
+        body == null ? null : body.getValue("delta"), body == null ? null : body.getValue("at"));
       idempotencyKey = IdempotentIncrements.key(ctx.request().getHeader(IdempotentIncrements.HEADER), IdempotentIncrements.HEADER);
     } catch (ApiError e) {
       Responses.error(ctx, e);
@@ -203,7 +204,7 @@ final class IncrementRoutes {
         throw new ApiError(403, "namespace_not_public", "namespace '" + namespace.getName()
           + "' does not take beacons", "type");
       }
-      increment = new Increment(new CounterKey(namespace.getName(), rules.id(ctx.pathParam("id"))), 1);
+      increment = rules.beacon(namespace, ctx.pathParam("id"));
     } catch (ApiError e) {
       Responses.error(ctx, e);
       return;
@@ -255,7 +256,8 @@ final class IncrementRoutes {
     }
   }
 
-  private Object deltaOf(Buffer body) {
+  /** The body of a single increment, {@code {"delta": n, "at": "…"}} (both optional); null when empty. */
+  private static JsonObject singleBody(Buffer body) {
     if (body == null || body.length() == 0) {
       return null;
     }
@@ -266,18 +268,17 @@ final class IncrementRoutes {
       throw ApiError.badRequest("invalid_json", "body", "the body must be a JSON object like {\"delta\": 1}");
     }
     for (String field : json.fieldNames()) {
-      if (!field.equals("delta")) {
+      if (!field.equals("delta") && !field.equals("at")) {
         throw ApiError.badRequest("unknown_field", field.length() > 64 ? field.substring(0, 64) : field,
-          "only 'delta' may be given in the body");
+          "only 'delta' and 'at' may be given in the body");
       }
     }
-    if (!json.containsKey("delta")) {
-      return null;
-    }
-    Object delta = json.getValue("delta");
-    if (delta == null) {
+    if (json.containsKey("delta") && json.getValue("delta") == null) {
       throw ApiError.badRequest("invalid_delta", "delta", "delta must be a whole number");
     }
-    return delta;
+    if (json.containsKey("at") && json.getValue("at") == null) {
+      throw ApiError.badRequest("invalid_at", "at", "at must be an ISO-8601 date-time with an offset");
+    }
+    return json;
   }
 }

@@ -1,10 +1,29 @@
 package io.countergateway.model;
 
-/** One counter: its namespace (record type) and the id of what is counted. */
-public record CounterKey(String type, String id) implements Comparable<CounterKey> {
+/**
+ * One counter: its namespace (record type), the id of what is counted, and for a windowed namespace the start of its
+ * time bucket (epoch seconds; {@link #PLAIN} otherwise). The bucket is part of the key, so the coalescer sums each
+ * bucket apart and one flush may carry many buckets.
+ */
+public record CounterKey(String type, String id, long bucket) implements Comparable<CounterKey> {
+  /** The bucket of a counter of a plain (not windowed) namespace. */
+  public static final long PLAIN = Long.MIN_VALUE;
+
+  public CounterKey(String type, String id) {
+    this(type, id, PLAIN);
+  }
+
+  public boolean windowed() {
+    return bucket != PLAIN;
+  }
+
   @Override
   public int compareTo(CounterKey other) {
     int byType = type.compareTo(other.type);
-    return byType != 0 ? byType : id.compareTo(other.id);
+    if (byType != 0) {
+      return byType;
+    }
+    int byId = id.compareTo(other.id);
+    return byId != 0 ? byId : Long.compare(bucket, other.bucket);
   }
 }

@@ -3,19 +3,31 @@ package io.countergateway.model;
 import io.countergateway.config.GatewayConfig;
 import io.countergateway.config.LimitsOptions;
 import io.countergateway.config.NamespaceOptions;
+import io.countergateway.config.WindowOptions;
 import io.vertx.core.json.JsonObject;
 
 import java.math.BigDecimal;
 import java.math.BigInteger;
+import java.time.Clock;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.format.DateTimeParseException;
 
 /** The input rules of DESIGN §5, in one place for HTTP and the event bus alike. */
 public final class IncrementRules {
   private final GatewayConfig config;
   private final LimitsOptions limits;
+  private final Clock clock;
 
-  public IncrementRules(GatewayConfig config) {
+  /** {@code clock}: the gateway's UTC clock, which puts windowed increments into their bucket. */
+  public IncrementRules(GatewayConfig config, Clock clock) {
     this.config = config;
     this.limits = config.getLimits();
+    this.clock = clock;
+  }
+
+  public Clock clock() {
+    return clock;
   }
 
   public NamespaceOptions namespace(String type) {
@@ -106,8 +118,61 @@ public final class IncrementRules {
   }
 
   public Increment increment(String type, String id, Object rawDelta) {
-    namespace(type);
-    return new Increment(new CounterKey(type, id(id)), delta(rawDelta));
+    return increment(type, id, rawDelta, null);
+  }
+
+  /**
+   * {@code rawAt}: an explicit ISO-8601 instant for a windowed namespace, inside the retention and at most
+   * {@code window.maxFutureSkew} ahead; null means now, by the gateway's clock.
+   */
+  public Increment increment(String type, String id, Object rawDelta, Object rawAt) {
+    NamespaceOptions namespace = namespace(type);
+    String checkedId = id(id);
+    long delta = delta(rawDelta);
+    return new Increment(new CounterKey(type, checkedId, bucket(namespace, rawAt)), delta);
+  }
+
+  /** A beacon's increment: delta 1, always at the gateway's clock. */
+  public Increment beacon(NamespaceOptions namespace, String id) {
+    return new Increment(new CounterKey(namespace.getName(), id(id), bucket(namespace, null)), 1);
+  }
+
+  private long bucket(NamespaceOptions namespace, Object rawAt) {
+    WindowOptions window = namespace.getWindow();
+    if (window == null) {
+      if (rawAt != null) {
+        throw ApiError.badRequest("invalid_at", "at", "at is only taken by windowed namespaces; '"
+          + namespace.getName() + "' has no window");
+      }
+      return CounterKey.PLAIN;
+    }
+    Instant now = clock.instant();
+    if (rawAt == null) {
+      return window.bucketOf(now);
+    }
+    Instant at = instant(rawAt, "at");
+    if (at.isAfter(now.plus(window.getMaxFutureSkew()))) {
+      throw ApiError.badRequest("invalid_at", "at", "at may be at most " + window.getMaxFutureSkew().toSeconds()
+        + " s ahead of the gateway's clock (" + now + ")");
+    }
+    if (window.bucketOf(at) < window.oldestKept(now)) {
+      throw ApiError.badRequest("invalid_at", "at", "at is older than the namespace's retention of "
+        + window.getRetention().toDays() + " d");
+    }
+    return window.bucketOf(at);
+  }
+
+  /** An ISO-8601 instant with an offset ({@code 2026-11-22T03:00:00Z}), refused as {@code invalid_<field>}. */
+  public static Instant instant(Object raw, String field) {
+    if (raw instanceof String text && text.length() <= 64) {
+      try {
+        return OffsetDateTime.parse(text).toInstant();
+      } catch (DateTimeParseException e) {
+        // refused below
+      }
+    }
+    throw ApiError.badRequest("invalid_" + field, field, field
+      + " must be an ISO-8601 date-time with an offset, e.g. 2026-11-22T03:00:00Z");
   }
 
   /** An increment given as a JSON object {@code {"type","id","delta"}}; {@code where} prefixes the field names. */
@@ -122,7 +187,7 @@ public final class IncrementRules {
         throw ApiError.badRequest("invalid_id", "id", "id must be a string");
       }
       for (String field : json.fieldNames()) {
-        if (!field.equals("type") && !field.equals("id") && !field.equals("delta")) {
+        if (!field.equals("type") && !field.equals("id") && !field.equals("delta") && !field.equals("at")) {
           throw ApiError.badRequest("unknown_field", abbreviate(field), "unknown field '" + abbreviate(field) + "'");
         }
       }
@@ -130,7 +195,10 @@ public final class IncrementRules {
         // absent means 1; an explicit null is refused, as in the body of a single increment
         throw ApiError.badRequest("invalid_delta", "delta", "delta must be a whole number");
       }
-      return increment((String) type, (String) id, json.getValue("delta"));
+      if (json.containsKey("at") && json.getValue("at") == null) {
+        throw ApiError.badRequest("invalid_at", "at", "at must be an ISO-8601 date-time with an offset");
+      }
+      return increment((String) type, (String) id, json.getValue("delta"), json.getValue("at"));
     } catch (ApiError e) {
       if (where.isEmpty()) {
         throw e;

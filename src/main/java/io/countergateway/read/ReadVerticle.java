@@ -4,6 +4,7 @@ import io.countergateway.GatewayServices;
 import io.countergateway.bus.Addresses;
 import io.countergateway.bus.BusErrors;
 import io.countergateway.config.BatchingOptions;
+import io.countergateway.config.NamespaceOptions;
 import io.countergateway.model.ApiError;
 import io.countergateway.model.CounterKey;
 import io.countergateway.model.IncrementRules;
@@ -37,6 +38,7 @@ public class ReadVerticle extends VerticleBase {
   private CounterStore store;
   private CounterReader reader;
   private IncrementRules rules;
+  private WindowedReads windows;
   private final List<MessageConsumer<?>> consumers = new ArrayList<>();
 
   /** {@code prunesFlushIds}: one read verticle per gateway deletes old flush ids on a schedule. */
@@ -54,6 +56,7 @@ public class ReadVerticle extends VerticleBase {
     reader = new CounterReader(store, poolSize, IDS_PER_QUERY,
       services.config().getReads().getCacheMillis());
     rules = services.rules();
+    windows = new WindowedReads(store, services.config(), services.clock());
     consumers.add(vertx.eventBus().<JsonObject>consumer(Addresses.GET, this::onGet));
     consumers.add(vertx.eventBus().<JsonObject>consumer(Addresses.RESET, this::onReset));
     consumers.add(vertx.eventBus().consumer(Addresses.PING, this::onPing));
@@ -85,7 +88,11 @@ public class ReadVerticle extends VerticleBase {
     try {
       JsonObject body = message.body();
       String type = body.getString("type");
-      rules.namespace(type);
+      NamespaceOptions namespace = rules.namespace(type);
+      if (WindowedReads.applies(namespace, body)) {
+        onWindowedGet(message, namespace, body);
+        return;
+      }
       List<String> ids = idsOf(body);
       // "fresh": asked right after a commit (add-and-get); neither the cache nor a read already in flight may answer
       Future<Map<String, Long>> read = Boolean.TRUE.equals(body.getBoolean("fresh"))
@@ -106,6 +113,36 @@ public class ReadVerticle extends VerticleBase {
       BusErrors.fail(message, e);
     } catch (ClassCastException e) {
       BusErrors.fail(message, ApiError.badRequest("invalid_request", "ids", "type must be a string and ids a list of strings"));
+    }
+  }
+
+  /** Range, totals and top-N reads: checked whole before anything is read (see {@link WindowedReads}). */
+  private void onWindowedGet(Message<JsonObject> message, NamespaceOptions namespace, JsonObject body) {
+    String type = namespace.getName();
+    WindowedReads.Range range = windows.range(namespace, body);
+    Future<JsonObject> read;
+    if (body.containsKey("top")) {
+      read = windows.top(type, windows.top(body), range);
+    } else if (body.containsKey("ids")) {
+      read = windows.totals(type, idsOf(body), range);
+    } else {
+      read = windows.one(type, rules.id(body.getString("id")), range);
+    }
+    read.onComplete(result -> {
+      if (result.succeeded()) {
+        message.reply(result.result());
+      } else {
+        replyReadFailure(message, type, result.cause());
+      }
+    });
+  }
+
+  private static void replyReadFailure(Message<JsonObject> message, String type, Throwable cause) {
+    if (cause instanceof ArithmeticException overflow) {
+      BusErrors.fail(message, new ApiError(500, "counter_overflow", overflow.getMessage(), null));
+    } else {
+      LOG.warn("read of {} failed: {}", type, cause.toString());
+      BusErrors.fail(message, ApiError.unavailable("database_unavailable", "the database did not answer the read"));
     }
   }
 

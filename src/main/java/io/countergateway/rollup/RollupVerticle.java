@@ -4,7 +4,9 @@ import io.countergateway.GatewayServices;
 import io.countergateway.config.DatabaseOptions;
 import io.countergateway.config.GatewayConfig;
 import io.countergateway.config.IdempotencyOptions;
+import io.countergateway.config.NamespaceOptions;
 import io.countergateway.config.RollupOptions;
+import io.countergateway.store.BucketRetention;
 import io.countergateway.store.DatabaseLock;
 import io.countergateway.store.KeyedWrites;
 import io.countergateway.store.SqlStores;
@@ -20,8 +22,8 @@ import java.util.List;
 import java.util.function.Supplier;
 
 /**
- * The background jobs of one gateway: each configured roll-up on its interval, compaction, and the expiry of
- * idempotency keys. Every replica runs
+ * The background jobs of one gateway: each configured roll-up on its interval, compaction, the expiry of
+ * idempotency keys, and the retention of each windowed namespace's buckets. Every replica runs
  * the timers; the database lock of each job lets one replica at a time do the work, and another takes over as
  * soon as that one stops (its session, and so its lock, ends).
  */
@@ -45,7 +47,8 @@ public class RollupVerticle extends VerticleBase {
     GatewayConfig config = services.config();
     DatabaseOptions database = config.getDatabase();
     // a connection per job: a run holds its connection (and lock) from start to end
-    pool = SqlStores.pool(vertx, database, config.getRollups().size() + 2);
+    pool = SqlStores.pool(vertx, database, config.getRollups().size() + 2
+      + (int) config.getNamespaces().values().stream().filter(NamespaceOptions::isWindowed).count());
     Future<Void> checked = Future.succeededFuture();
     for (RollupOptions options : config.getRollups()) {
       checked = checked.compose(v -> RollupTarget.check(pool, database.isPostgres(), database.getName(), options)
@@ -64,6 +67,14 @@ public class RollupVerticle extends VerticleBase {
       IdempotencyOptions idempotency = config.getIdempotency();
       schedule(idempotency.getExpiryIntervalSeconds(), "idempotency key expiry",
         () -> expireKeys(database, idempotency.getRetentionSeconds()));
+      for (NamespaceOptions namespace : config.getNamespaces().values()) {
+        if (namespace.isWindowed()) {
+          BucketRetention retention = new BucketRetention(pool, database.isPostgres(), database.getTable(), namespace,
+            services.clock(), BucketRetention.DEFAULT_BATCH, services.registry());
+          schedule(namespace.getWindow().getExpiryIntervalSeconds(), "bucket retention of " + namespace.getName(),
+            retention::runOnce);
+        }
+      }
       if (config.getCompaction().isEnabled()) {
         compaction = new Compaction(pool, database.isPostgres(), database.getTable(), config.getCompaction(), services.registry());
         schedule(config.getCompaction().getIntervalSeconds(), "compaction", compaction::runOnce);

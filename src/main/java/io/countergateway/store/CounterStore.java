@@ -28,7 +28,32 @@ public interface CounterStore {
   /** Exact current values (SUM over slots) of the ids in one namespace; ids never written read as 0. */
   Future<Map<String, BigInteger>> sum(String type, List<String> ids);
 
-  /** Deletes every slot of a counter. */
+  /** Windowed namespaces: per id, the SUM over the buckets starting in [{@code from}, {@code to}) (epoch seconds). */
+  default Future<Map<String, BigInteger>> windowTotals(String type, List<String> ids, long from, long to) {
+    return Future.failedFuture(new UnsupportedOperationException("windowed reads"));
+  }
+
+  /** The buckets of one counter starting in [{@code from}, {@code to}), oldest first; buckets summing to 0 are left out. */
+  default Future<List<BucketValue>> windowBuckets(String type, String id, long from, long to) {
+    return Future.failedFuture(new UnsupportedOperationException("windowed reads"));
+  }
+
+  /** The {@code count} ids with the largest totals over [{@code from}, {@code to}), largest first (ties by id). */
+  default Future<List<Map.Entry<String, BigInteger>>> windowTop(String type, long from, long to, int count) {
+    return Future.failedFuture(new UnsupportedOperationException("windowed reads"));
+  }
+
+  /** Deletes up to {@code limit} bucket rows of the namespace starting before {@code before}; returns how many went. */
+  default Future<Integer> expireBuckets(String type, long before, int limit) {
+    return Future.failedFuture(new UnsupportedOperationException("bucket retention"));
+  }
+
+  /** The start of the namespace's oldest stored bucket, null when it has none. */
+  default Future<Long> oldestBucket(String type) {
+    return Future.failedFuture(new UnsupportedOperationException("bucket retention"));
+  }
+
+  /** Deletes every slot (and every bucket) of a counter. */
   Future<Void> reset(CounterKey key);
 
   /**

@@ -2,6 +2,7 @@ package io.countergateway.store;
 
 import io.countergateway.batch.FlushRow;
 import io.countergateway.config.GatewayConfig;
+import io.countergateway.model.ApiError;
 import io.countergateway.model.CounterKey;
 import io.countergateway.model.IncrementRules;
 import io.vertx.core.Future;
@@ -37,7 +38,7 @@ public final class InTransactionCounters {
 
   private InTransactionCounters(GatewayConfig config) {
     this.config = config;
-    this.rules = new IncrementRules(config);
+    this.rules = new IncrementRules(config, java.time.Clock.systemUTC());
     String table = config.getDatabase().getTable();
     this.postgres = config.getDatabase().isPostgres() ? new PostgresSql(table, false) : null;
     this.mysql = config.getDatabase().isPostgres() ? null : new MySqlSql(table);
@@ -81,7 +82,10 @@ public final class InTransactionCounters {
   private List<FlushRow> rows(Map<CounterKey, Long> deltas) {
     Map<CounterKey, Long> sorted = new TreeMap<>();
     deltas.forEach((key, delta) -> {
-      rules.namespace(key.type());
+      if (rules.namespace(key.type()).isWindowed()) {
+        throw ApiError.badRequest("windowed_namespace", "type",
+          "in-transaction increments write plain counters; namespace '" + key.type() + "' is windowed");
+      }
       rules.id(key.id());
       rules.delta(delta);
       sorted.merge(key, delta, Long::sum);

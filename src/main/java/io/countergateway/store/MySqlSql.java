@@ -12,7 +12,10 @@ final class MySqlSql {
 
   final String insertFlushId;
   final String[] upsertBySize = new String[UPSERT_SIZES.length];
+  /** The same sizes for the bucket rows of windowed counters (schema step 006). */
+  final String[] upsertWindowsBySize = new String[UPSERT_SIZES.length];
   final String reset;
+  final WindowStatements windows;
   /** Ids of no registered source (a gateway of the previous version), by age. */
   final String pruneFlushIds;
   /** First in a flush's transaction: its source's fence, the row held shared until COMMIT (see FlushFence). */
@@ -33,8 +36,19 @@ final class MySqlSql {
     insertFlushId = "INSERT INTO %s_flushes (flush_id) VALUES (?)".formatted(table);
     for (int i = 0; i < UPSERT_SIZES.length; i++) {
       upsertBySize[i] = upsert(UPSERT_SIZES[i]);
+      upsertWindowsBySize[i] = upsertWindows(UPSERT_SIZES[i]);
     }
     reset = "DELETE FROM %s WHERE record_type = ? AND record_id = ?".formatted(table);
+    String resetWindows = "DELETE FROM %s_windows WHERE record_type = ? AND record_id = ?".formatted(table);
+    String windowBuckets = ("SELECT bucket_start, SUM(count) FROM %s_windows WHERE record_type = ? AND record_id = ? "
+      + "AND bucket_start >= ? AND bucket_start < ? GROUP BY bucket_start HAVING SUM(count) <> 0 ORDER BY bucket_start")
+      .formatted(table);
+    String windowTop = ("SELECT record_id, SUM(count) AS total FROM %s_windows WHERE record_type = ? "
+      + "AND bucket_start >= ? AND bucket_start < ? GROUP BY record_id ORDER BY total DESC, record_id LIMIT ?").formatted(table);
+    // small batches: each DELETE holds few row locks and a short transaction
+    String expireBuckets = "DELETE FROM %s_windows WHERE record_type = ? AND bucket_start < ? LIMIT ?".formatted(table);
+    String oldestBucket = "SELECT MIN(bucket_start) FROM %s_windows WHERE record_type = ?".formatted(table);
+    windows = new WindowStatements(windowBuckets, windowTop, expireBuckets, oldestBucket, resetWindows);
     lockSource = "SELECT fence FROM %s_flush_sources WHERE source = ? LOCK IN SHARE MODE".formatted(table);
     registerSource = "INSERT IGNORE INTO %s_flush_sources (source, fence) VALUES (?, 0)".formatted(table);
     raiseFence = "UPDATE %s_flush_sources SET fence = GREATEST(fence, ?), heartbeat_at = CURRENT_TIMESTAMP(3) "
@@ -56,6 +70,20 @@ final class MySqlSql {
     Arrays.fill(tuples, "(?, ?, ?, ?)");
     return "INSERT INTO " + table + " (record_type, record_id, slot, count) VALUES " + String.join(", ", tuples)
       + " ON DUPLICATE KEY UPDATE " + UPSERT_SET;
+  }
+
+  String upsertWindows(int rows) {
+    String[] tuples = new String[rows];
+    Arrays.fill(tuples, "(?, ?, ?, ?, ?)");
+    return "INSERT INTO " + table + "_windows (record_type, record_id, bucket_start, slot, count) VALUES "
+      + String.join(", ", tuples) + " ON DUPLICATE KEY UPDATE count = count + VALUES(count)";
+  }
+
+  String windowTotals(int ids) {
+    String[] marks = new String[ids];
+    Arrays.fill(marks, "?");
+    return "SELECT record_id, SUM(count) FROM " + table + "_windows WHERE record_type = ? AND record_id IN ("
+      + String.join(", ", marks) + ") AND bucket_start >= ? AND bucket_start < ? GROUP BY record_id";
   }
 
   String deleteFlushIds(int ids) {

@@ -15,6 +15,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
+import java.util.function.IntFunction;
 import java.util.function.Supplier;
 
 /**
@@ -31,7 +32,7 @@ final class MySqlStore extends PooledCounterStore {
   private final boolean exactlyOnce;
 
   MySqlStore(Vertx vertx, Supplier<Pool> pools, long attemptTimeoutMs, MySqlSql sql, String table, boolean exactlyOnce) {
-    super(vertx, pools, attemptTimeoutMs, sql.reset);
+    super(vertx, pools, attemptTimeoutMs, sql.reset, sql.windows);
     this.sql = sql;
     this.table = table;
     this.exactlyOnce = exactlyOnce;
@@ -130,15 +131,25 @@ final class MySqlStore extends PooledCounterStore {
     });
   }
 
+  /** Plain rows into the counters table, bucket rows of windowed counters into the windows table; one transaction. */
   private Future<Void> upsertAll(SqlConnection conn, List<FlushRow> rows) {
-    int largest = MySqlSql.UPSERT_SIZES[MySqlSql.UPSERT_SIZES.length - 1];
     List<Future<?>> statements = new ArrayList<>();
+    if (rows.stream().noneMatch(FlushRow::windowed)) {
+      upsertInChunks(conn, rows, sql.upsertBySize, statements);
+    } else {
+      upsertInChunks(conn, rows.stream().filter(row -> !row.windowed()).toList(), sql.upsertBySize, statements);
+      upsertInChunks(conn, rows.stream().filter(FlushRow::windowed).toList(), sql.upsertWindowsBySize, statements);
+    }
+    return Future.all(statements).mapEmpty();
+  }
+
+  private static void upsertInChunks(SqlConnection conn, List<FlushRow> rows, String[] bySize, List<Future<?>> statements) {
+    int largest = MySqlSql.UPSERT_SIZES[MySqlSql.UPSERT_SIZES.length - 1];
     for (int from = 0; from < rows.size(); from += largest) {
       List<FlushRow> chunk = rows.subList(from, Math.min(rows.size(), from + largest));
       int sizeIndex = sizeIndexFor(chunk.size());
-      statements.add(conn.preparedQuery(sql.upsertBySize[sizeIndex]).execute(paddedTuple(chunk, MySqlSql.UPSERT_SIZES[sizeIndex])));
+      statements.add(conn.preparedQuery(bySize[sizeIndex]).execute(paddedTuple(chunk, MySqlSql.UPSERT_SIZES[sizeIndex])));
     }
-    return Future.all(statements).mapEmpty();
   }
 
   private static int sizeIndexFor(int rows) {
@@ -153,13 +164,21 @@ final class MySqlStore extends PooledCounterStore {
   private static Tuple paddedTuple(List<FlushRow> chunk, int size) {
     Tuple tuple = Tuple.tuple();
     for (FlushRow row : chunk) {
-      tuple.addString(row.type()).addString(row.id()).addShort(row.slot()).addLong(row.delta());
+      addRow(tuple, row, row.delta());
     }
     FlushRow last = chunk.get(chunk.size() - 1);
     for (int i = chunk.size(); i < size; i++) {
-      tuple.addString(last.type()).addString(last.id()).addShort(last.slot()).addLong(0L);
+      addRow(tuple, last, 0L);
     }
     return tuple;
+  }
+
+  private static void addRow(Tuple tuple, FlushRow row, long delta) {
+    tuple.addString(row.type()).addString(row.id());
+    if (row.windowed()) {
+      tuple.addLong(row.bucket());
+    }
+    tuple.addShort(row.slot()).addLong(delta);
   }
 
   /**
@@ -172,15 +191,28 @@ final class MySqlStore extends PooledCounterStore {
 
   @Override
   public Future<Map<String, BigInteger>> sum(String type, List<String> ids) {
-    // pad the IN list to a fixed size, so a handful of prepared statements serve every read
+    return paddedIdsRead(ids, size -> sql.sumByIds(size), Tuple.tuple().addString(type), Tuple.tuple());
+  }
+
+  @Override
+  public Future<Map<String, BigInteger>> windowTotals(String type, List<String> ids, long from, long to) {
+    return paddedIdsRead(ids, size -> sql.windowTotals(size), Tuple.tuple().addString(type), Tuple.of(from, to));
+  }
+
+  /** Pads the IN list to a fixed size, so a handful of prepared statements serve every read. */
+  private Future<Map<String, BigInteger>> paddedIdsRead(List<String> ids, IntFunction<String> statement, Tuple before,
+                                                        Tuple after) {
     int size = MySqlSql.UPSERT_SIZES[sizeIndexFor(ids.size())];
     if (ids.size() > size) {
       return Future.failedFuture(new IllegalArgumentException("at most " + size + " ids per read"));
     }
-    Tuple tuple = Tuple.tuple().addString(type);
+    Tuple tuple = before;
     for (int i = 0; i < size; i++) {
       tuple.addString(ids.get(Math.min(i, ids.size() - 1)));
     }
-    return bounded(pool -> pool.preparedQuery(sql.sumByIds(size)).execute(tuple).map(rows -> sums(ids, rows)));
+    for (int i = 0; i < after.size(); i++) {
+      tuple.addValue(after.getValue(i));
+    }
+    return bounded(pool -> pool.preparedQuery(statement.apply(size)).execute(tuple).map(rows -> sums(ids, rows)));
   }
 }

@@ -15,6 +15,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.math.BigInteger;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -40,15 +41,17 @@ abstract class PooledCounterStore implements CounterStore {
   private final long attemptTimeoutMs;
   protected Pool pool;
   private final String resetSql;
+  private final WindowStatements windows;
   /** The settled-flush bookkeeping; null without flush ids ({@code batching.exactlyOnce=false}). */
   protected FlushFence fence;
 
-  PooledCounterStore(Vertx vertx, Supplier<Pool> pools, long attemptTimeoutMs, String resetSql) {
+  PooledCounterStore(Vertx vertx, Supplier<Pool> pools, long attemptTimeoutMs, String resetSql, WindowStatements windows) {
     this.vertx = vertx;
     this.pools = pools;
     this.attemptTimeoutMs = attemptTimeoutMs;
     this.pool = pools.get();
     this.resetSql = resetSql;
+    this.windows = windows;
   }
 
   /**
@@ -108,8 +111,53 @@ abstract class PooledCounterStore implements CounterStore {
   }
 
   @Override
+  public Future<List<BucketValue>> windowBuckets(String type, String id, long from, long to) {
+    return bounded(pool -> pool.preparedQuery(windows.buckets()).execute(Tuple.of(type, id, from, to))
+      .map(PooledCounterStore::bucketValues));
+  }
+
+  @Override
+  public Future<List<Map.Entry<String, BigInteger>>> windowTop(String type, long from, long to, int count) {
+    return bounded(pool -> pool.preparedQuery(windows.top()).execute(Tuple.of(type, from, to, count))
+      .map(PooledCounterStore::ranked));
+  }
+
+  @Override
+  public Future<Integer> expireBuckets(String type, long before, int limit) {
+    return bounded(pool -> pool.preparedQuery(windows.expire()).execute(Tuple.of(type, before, limit))
+      .map(rows -> rows.rowCount()));
+  }
+
+  @Override
+  public Future<Long> oldestBucket(String type) {
+    return bounded(pool -> pool.preparedQuery(windows.oldest()).execute(Tuple.of(type))
+      .map(rows -> rows.iterator().next().getLong(0)));
+  }
+
+  /** Rows of {@code (bucket_start, SUM(count))}, oldest first. */
+  static List<BucketValue> bucketValues(RowSet<Row> rows) {
+    List<BucketValue> buckets = new ArrayList<>(rows.size());
+    for (Row row : rows) {
+      buckets.add(new BucketValue(row.getLong(0), row.getNumeric(1).bigIntegerValue()));
+    }
+    return buckets;
+  }
+
+  /** Rows of {@code (record_id, SUM(count))} in the order the query ranked them. */
+  static List<Map.Entry<String, BigInteger>> ranked(RowSet<Row> rows) {
+    List<Map.Entry<String, BigInteger>> ranked = new ArrayList<>(rows.size());
+    for (Row row : rows) {
+      ranked.add(Map.entry(row.getString(0), row.getNumeric(1).bigIntegerValue()));
+    }
+    return ranked;
+  }
+
+  @Override
   public Future<Void> reset(CounterKey key) {
-    return pool.preparedQuery(resetSql).execute(Tuple.of(key.type(), key.id())).mapEmpty();
+    // every bucket of a windowed counter as well: a reset leaves nothing of the counter behind
+    return pool.preparedQuery(resetSql).execute(Tuple.of(key.type(), key.id()))
+      .compose(plain -> pool.preparedQuery(windows.reset()).execute(Tuple.of(key.type(), key.id())))
+      .mapEmpty();
   }
 
   @Override

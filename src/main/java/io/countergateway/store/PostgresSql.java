@@ -14,8 +14,11 @@ final class PostgresSql {
   static final String UPSERT_SET = "count = c.count + excluded.count, dirty = true, written_at = now()";
 
   final String upsertFlush;
+  final String upsertWindowedFlush;
+  final String windowTotals;
   final String sumByIds;
   final String reset;
+  final WindowStatements windows;
   final String pruneFlushIds;
   final String registerSource;
   final String raiseFence;
@@ -36,22 +39,38 @@ final class PostgresSql {
     // With flush ids, the statement also takes its source's row shared and writes only at or above the fence (see
     // FlushFence). A source without a row, or closed as dead, fails the statement — with an unknown setting's error
     // (42704), an outage to the writer, never a refused value — rather than let it pass for already committed.
-    upsertFlush = exactlyOnce ? """
-      WITH s AS (SELECT fence FROM %1$s_flush_sources WHERE source = $6 FOR SHARE),
+    String flushIdCtes = """
+      WITH s AS (SELECT fence FROM %1$s_flush_sources WHERE source = $%2$d FOR SHARE),
       f AS (INSERT INTO %1$s_flushes (flush_id)
-        SELECT $5 WHERE (SELECT CASE WHEN fence IS NULL OR fence = %3$d
+        SELECT $%3$d WHERE (SELECT CASE WHEN fence IS NULL OR fence = %5$d
             THEN current_setting('counter_gateway.flush_source_missing_or_closed')::bigint ELSE fence END
-          FROM (SELECT (SELECT fence FROM s) AS fence) AS current) <= $7
-        ON CONFLICT DO NOTHING RETURNING 1)
+          FROM (SELECT (SELECT fence FROM s) AS fence) AS current) <= $%4$d
+        ON CONFLICT DO NOTHING RETURNING 1)""";
+    String guard = exactlyOnce ? "WHERE EXISTS (SELECT 1 FROM f)" : "";
+    String plainUpsert = """
       INSERT INTO %1$s AS c (record_type, record_id, slot, count)
       SELECT u.t, u.i, u.s, u.n FROM UNNEST($1::text[], $2::text[], $3::int2[], $4::int8[]) AS u(t, i, s, n)
-      WHERE EXISTS (SELECT 1 FROM f)
-      ON CONFLICT (record_type, record_id, slot) DO UPDATE SET %2$s
-      """.formatted(table, UPSERT_SET, FlushFence.CLOSED) : """
-      INSERT INTO %1$s AS c (record_type, record_id, slot, count)
-      SELECT u.t, u.i, u.s, u.n FROM UNNEST($1::text[], $2::text[], $3::int2[], $4::int8[]) AS u(t, i, s, n)
-      ON CONFLICT (record_type, record_id, slot) DO UPDATE SET %2$s
-      """.formatted(table, UPSERT_SET);
+      %3$s
+      ON CONFLICT (record_type, record_id, slot) DO UPDATE SET %2$s""".formatted(table, UPSERT_SET, guard);
+    upsertFlush = exactlyOnce
+      ? flushIdCtes.formatted(table, 6, 5, 7, FlushFence.CLOSED) + "\n" + plainUpsert
+      : plainUpsert;
+    // A flush holding windowed counters: both tables in ONE statement, the bucket rows as five more arrays. The last
+    // SELECT reads the flush-id insert, so an id already there (0) tells the retry it had committed.
+    String windowedUpserts = """
+      w AS (INSERT INTO %1$s_windows AS c (record_type, record_id, bucket_start, slot, count)
+        SELECT u.t, u.i, u.b, u.s, u.n
+        FROM UNNEST($5::text[], $6::text[], $7::int8[], $8::int2[], $9::int8[]) AS u(t, i, b, s, n)
+        %2$s
+        ON CONFLICT (record_type, record_id, bucket_start, slot) DO UPDATE SET count = c.count + excluded.count
+        RETURNING 1),
+      p AS (%3$s
+        RETURNING 1)
+      SELECT %4$s, (SELECT count(*) FROM w) + (SELECT count(*) FROM p)
+      """.formatted(table, guard, plainUpsert.strip(), exactlyOnce ? "(SELECT count(*) FROM f)" : "1");
+    upsertWindowedFlush = exactlyOnce
+      ? flushIdCtes.formatted(table, 11, 10, 12, FlushFence.CLOSED) + ",\n" + windowedUpserts
+      : "WITH " + windowedUpserts;
     this.exactlyOnce = exactlyOnce;
     upsertKeyed = """
       WITH k AS (INSERT INTO %1$s_idempotency (idem_key, fingerprint, status, answer) VALUES ($5, $6, $7, $8)
@@ -69,6 +88,28 @@ final class PostgresSql {
     sumByIds = "SELECT record_id, SUM(count) FROM %s WHERE record_type = $1 AND record_id = ANY($2) GROUP BY record_id"
       .formatted(table);
     reset = "DELETE FROM %s WHERE record_type = $1 AND record_id = $2".formatted(table);
+    String resetWindows = "DELETE FROM %s_windows WHERE record_type = $1 AND record_id = $2".formatted(table);
+    windowTotals = """
+      SELECT record_id, SUM(count) FROM %s_windows
+      WHERE record_type = $1 AND record_id = ANY($2) AND bucket_start >= $3 AND bucket_start < $4 GROUP BY record_id
+      """.formatted(table);
+    String windowBuckets = """
+      SELECT bucket_start, SUM(count) FROM %s_windows
+      WHERE record_type = $1 AND record_id = $2 AND bucket_start >= $3 AND bucket_start < $4
+      GROUP BY bucket_start HAVING SUM(count) <> 0 ORDER BY bucket_start
+      """.formatted(table);
+    String windowTop = """
+      SELECT record_id, SUM(count) AS total FROM %s_windows
+      WHERE record_type = $1 AND bucket_start >= $2 AND bucket_start < $3
+      GROUP BY record_id ORDER BY total DESC, record_id LIMIT $4
+      """.formatted(table);
+    // small batches by physical row id: each DELETE holds few row locks and a short transaction
+    String expireBuckets = """
+      DELETE FROM %1$s_windows WHERE ctid = ANY(ARRAY(
+        SELECT ctid FROM %1$s_windows WHERE record_type = $1 AND bucket_start < $2 LIMIT $3))
+      """.formatted(table);
+    String oldestBucket = "SELECT MIN(bucket_start) FROM %s_windows WHERE record_type = $1".formatted(table);
+    windows = new WindowStatements(windowBuckets, windowTop, expireBuckets, oldestBucket, resetWindows);
     registerSource = "INSERT INTO %s_flush_sources (source, fence) VALUES ($1, 0) ON CONFLICT DO NOTHING".formatted(table);
     // first statement of the fence transaction: it waits for every flush statement holding the row shared
     raiseFence = "UPDATE %s_flush_sources SET fence = GREATEST(fence, $2), heartbeat_at = now() WHERE source = $1 AND fence < $3"
@@ -108,5 +149,28 @@ final class PostgresSql {
       deltas[i] = row.delta();
     }
     return Tuple.of(types, ids, slots, deltas);
+  }
+
+  /** The nine array arguments of {@link #upsertWindowedFlush}: the plain rows' four, then the bucket rows' five. */
+  static Tuple plainAndWindowedArrays(List<FlushRow> rows) {
+    List<FlushRow> plain = rows.stream().filter(row -> !row.windowed()).toList();
+    List<FlushRow> windowed = rows.stream().filter(FlushRow::windowed).toList();
+    Tuple tuple = rowArrays(plain);
+    int n = windowed.size();
+    String[] types = new String[n];
+    String[] ids = new String[n];
+    Long[] buckets = new Long[n];
+    Short[] slots = new Short[n];
+    Long[] deltas = new Long[n];
+    for (int i = 0; i < n; i++) {
+      FlushRow row = windowed.get(i);
+      types[i] = row.type();
+      ids[i] = row.id();
+      buckets[i] = row.bucket();
+      slots[i] = row.slot();
+      deltas[i] = row.delta();
+    }
+    return tuple.addArrayOfString(types).addArrayOfString(ids).addArrayOfLong(buckets).addArrayOfShort(slots)
+      .addArrayOfLong(deltas);
   }
 }

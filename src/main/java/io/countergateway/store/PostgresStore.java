@@ -1,6 +1,7 @@
 package io.countergateway.store;
 
 import io.countergateway.batch.Flush;
+import io.countergateway.batch.FlushRow;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.sqlclient.Pool;
@@ -17,7 +18,7 @@ final class PostgresStore extends PooledCounterStore {
   private final String table;
 
   PostgresStore(Vertx vertx, Supplier<Pool> pools, long attemptTimeoutMs, PostgresSql sql, String table) {
-    super(vertx, pools, attemptTimeoutMs, sql.reset);
+    super(vertx, pools, attemptTimeoutMs, sql.reset, sql.windows);
     this.sql = sql;
     this.table = table;
     if (sql.exactlyOnce) {
@@ -56,6 +57,9 @@ final class PostgresStore extends PooledCounterStore {
 
   @Override
   public Future<WriteOutcome> write(Flush flush) {
+    if (flush.rows().stream().anyMatch(FlushRow::windowed)) {
+      return writeWindowed(flush);
+    }
     Tuple arguments = PostgresSql.rowArrays(flush.rows());
     if (!sql.exactlyOnce) {
       return bounded(pool -> pool.preparedQuery(sql.upsertFlush).execute(arguments).map(WriteOutcome.COMMITTED));
@@ -65,6 +69,26 @@ final class PostgresStore extends PooledCounterStore {
       .compose(registered -> bounded(pool -> pool.preparedQuery(sql.upsertFlush).execute(arguments)
         .map(result -> result.rowCount() == 0 ? WriteOutcome.ALREADY_COMMITTED : WriteOutcome.COMMITTED)))
       .onSuccess(outcome -> fence.written(flush));
+  }
+
+  /** The same one statement and flush id, over both tables; its answer row says whether the flush id was new. */
+  private Future<WriteOutcome> writeWindowed(Flush flush) {
+    Tuple arguments = PostgresSql.plainAndWindowedArrays(flush.rows());
+    if (!sql.exactlyOnce) {
+      return bounded(pool -> pool.preparedQuery(sql.upsertWindowedFlush).execute(arguments).map(WriteOutcome.COMMITTED));
+    }
+    arguments.addString(flush.id()).addString(FlushFence.source(flush.id())).addLong(FlushFence.sequence(flush.id()));
+    return fence.beforeWrite(flush)
+      .compose(registered -> bounded(pool -> pool.preparedQuery(sql.upsertWindowedFlush).execute(arguments)
+        .map(result -> result.iterator().next().getLong(0) == 0 ? WriteOutcome.ALREADY_COMMITTED : WriteOutcome.COMMITTED)))
+      .onSuccess(outcome -> fence.written(flush));
+  }
+
+  @Override
+  public Future<Map<String, BigInteger>> windowTotals(String type, List<String> ids, long from, long to) {
+    return bounded(pool -> pool.preparedQuery(sql.windowTotals)
+      .execute(Tuple.tuple().addString(type).addArrayOfString(ids.toArray(String[]::new)).addLong(from).addLong(to))
+      .map(rows -> sums(ids, rows)));
   }
 
   @Override

@@ -29,6 +29,7 @@ import java.util.stream.IntStream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.tuple;
 
 /**
  * The coalescer and its flush writer on a {@link ScriptedStore}: the cases of the "never lost, never twice" issue in
@@ -118,6 +119,20 @@ class CoalescerTest {
     assertThat(store.committedIds).as("ids of committed flushes are all different").hasSize(store.commits);
     assertThat(store.attempts.stream().map(Flush::id).filter(id -> id.contains("."))).as("split halves")
       .isNotEmpty().allMatch(id -> !id.contains(".") || id.matches(".*:[0-9a-z]+\\.[01]+"));
+  }
+
+  @Test
+  @DisplayName("the bucket is part of a counter's key: one flush carries each bucket of a counter as its own row, in lock order")
+  void bucketsOfOneCounterAreRowsOfOneFlush() {
+    Coalescer coalescer = coalescer(config());
+    List<Ack> acks = onLoop(() -> coalescer.addAll(List.of(new Increment(new CounterKey("likes", "a", 7_200), 2),
+      new Increment(new CounterKey("likes", "a", 3_600), 1), new Increment(new CounterKey("likes", "a"), 5)), true));
+    acks.forEach(ack -> assertThat(outcome(ack.future())).isNull());
+
+    assertThat(store.attempts).hasSize(1);
+    assertThat(store.attempts.get(0).rows()).extracting(FlushRow::bucket, FlushRow::delta).containsExactly(
+      tuple(CounterKey.PLAIN, 5L), tuple(3_600L, 1L),
+      tuple(7_200L, 2L));
   }
 
   @Test

@@ -18,6 +18,7 @@ import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.Tuple;
 
+import java.time.Clock;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -57,9 +58,14 @@ public final class GatewayFixture implements AutoCloseable {
   }
 
   public static GatewayFixture start(JsonObject rawConfig) {
+    return start(rawConfig, Clock.systemUTC());
+  }
+
+  /** {@code clock}: the gateway's UTC clock, which puts windowed increments into their buckets. */
+  public static GatewayFixture start(JsonObject rawConfig, Clock clock) {
     GatewayConfig config = GatewayConfig.fromJson(rawConfig);
     Vertx vertx = Vertx.vertx();
-    Gateway gateway = await(Gateway.start(vertx, config, new PrometheusMeterRegistry(PrometheusConfig.DEFAULT)));
+    Gateway gateway = await(Gateway.start(vertx, config, new PrometheusMeterRegistry(PrometheusConfig.DEFAULT), clock));
     JsonObject db = rawConfig.getJsonObject("database");
     boolean postgres = !"mysql".equals(db.getString("kind"));
     Pool sql = postgres
@@ -100,6 +106,24 @@ public final class GatewayFixture implements AutoCloseable {
   /** Direct SQL on the gateway's database, for setting up states the API cannot reach. */
   public Pool sql() {
     return sql;
+  }
+
+  /** SUM(count) per bucket start (epoch seconds) of one windowed counter, straight from the windows table. */
+  public Future<Map<Long, Long>> bucketsInTable(String type, String id) {
+    String query = "SELECT bucket_start, SUM(count) FROM " + table + "_windows WHERE record_type = " + mark(1)
+      + " AND record_id = " + mark(2) + " GROUP BY bucket_start";
+    return sql.preparedQuery(query).execute(Tuple.of(type, id)).map(rows -> {
+      Map<Long, Long> sums = new HashMap<>();
+      for (Row row : rows) {
+        sums.put(row.getLong(0), row.getNumeric(1).longValue());
+      }
+      return sums;
+    });
+  }
+
+  /** Rows of the windows table, to prove a refused request wrote nothing there. */
+  public Future<Long> rowsInWindows() {
+    return sql.query("SELECT COUNT(*) FROM " + table + "_windows").execute().map(rows -> rows.iterator().next().getLong(0));
   }
 
   private String mark(int position) {

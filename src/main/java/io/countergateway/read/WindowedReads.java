@@ -1,0 +1,148 @@
+package io.countergateway.read;
+
+import io.countergateway.config.GatewayConfig;
+import io.countergateway.config.NamespaceOptions;
+import io.countergateway.config.WindowOptions;
+import io.countergateway.model.ApiError;
+import io.countergateway.model.IncrementRules;
+import io.countergateway.store.BucketValue;
+import io.countergateway.store.CounterStore;
+import io.countergateway.store.Failures;
+import io.vertx.core.Future;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+
+import java.math.BigInteger;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Reads of windowed namespaces for {@code counters.get}: the buckets and total of one counter, totals of many, and
+ * top-N, over a range of buckets. The range is checked before anything is read: a range on a plain namespace, a
+ * reversed one or one wider than {@code window.maxRangeBuckets} is a 400 naming the field.
+ */
+final class WindowedReads {
+  private final CounterStore store;
+  private final GatewayConfig config;
+  private final Clock clock;
+
+  /** Buckets starting in [{@code from}, {@code to}) (epoch seconds); {@code explicit}: the request gave the range. */
+  record Range(WindowOptions window, long from, long to, boolean explicit) {
+    JsonObject describe(String type) {
+      return new JsonObject().put("type", type).put("bucket", window.getBucket().label())
+        .put("from", Instant.ofEpochSecond(from).toString()).put("to", Instant.ofEpochSecond(to).toString());
+    }
+  }
+
+  WindowedReads(CounterStore store, GatewayConfig config, Clock clock) {
+    this.store = store;
+    this.config = config;
+    this.clock = clock;
+  }
+
+  /** True when the request is one for this class: a windowed namespace, or range or top-N fields on any. */
+  static boolean applies(NamespaceOptions namespace, JsonObject request) {
+    return namespace.isWindowed() || request.containsKey("from") || request.containsKey("to") || request.containsKey("top");
+  }
+
+  /** The checked range of a request; the default is the whole retention up to the end of the current bucket. */
+  Range range(NamespaceOptions namespace, JsonObject request) {
+    WindowOptions window = namespace.getWindow();
+    for (String field : List.of("from", "to", "top")) {
+      if (window == null && request.containsKey(field)) {
+        throw ApiError.badRequest("invalid_" + field, field, field + " is only taken by windowed namespaces; '"
+          + namespace.getName() + "' has no window");
+      }
+    }
+    Instant now = clock.instant();
+    long length = window.getBucket().seconds;
+    boolean hasFrom = request.getValue("from") != null;
+    boolean hasTo = request.getValue("to") != null;
+    if (hasFrom != hasTo) {
+      String missing = hasFrom ? "to" : "from";
+      throw ApiError.badRequest("invalid_" + missing, missing, "from and to go together: give both, or neither for the retention");
+    }
+    if (!hasFrom) {
+      // up to the last bucket an explicit "at" may reach (maxFutureSkew ahead), so the total counts it at once
+      return new Range(window, window.oldestKept(now), window.bucketOf(now.plus(window.getMaxFutureSkew())) + length, false);
+    }
+    long from = window.bucketOf(IncrementRules.instant(request.getValue("from"), "from"));
+    long to = IncrementRules.instant(request.getValue("to"), "to").getEpochSecond();
+    if (to <= from) {
+      throw ApiError.badRequest("invalid_to", "to", "to must be after the start of the bucket holding from");
+    }
+    long buckets = (to - from + length - 1) / length;
+    if (buckets > window.getMaxRangeBuckets()) {
+      throw ApiError.badRequest("invalid_range", "to", "the range spans " + buckets + " " + window.getBucket().label()
+        + " buckets; at most " + window.getMaxRangeBuckets() + " (namespaces." + namespace.getName()
+        + ".window.maxRangeBuckets)");
+    }
+    return new Range(window, from, to, true);
+  }
+
+  /** {@code top}: how many ids the answer ranks, 1 to {@code limits.maxReadIds}. */
+  int top(JsonObject request) {
+    Object raw = request.getValue("top");
+    int most = config.getLimits().getMaxReadIds();
+    long top;
+    try {
+      top = raw instanceof Number number && number.doubleValue() == Math.rint(number.doubleValue()) ? number.longValue()
+        : Long.parseLong(String.valueOf(raw).trim());
+    } catch (NumberFormatException e) {
+      top = 0;
+    }
+    if (top < 1 || top > most) {
+      throw ApiError.badRequest("invalid_top", "top", "top must be a whole number between 1 and " + most);
+    }
+    if (request.containsKey("id") || request.containsKey("ids")) {
+      throw ApiError.badRequest("invalid_top", "top", "top ranks the whole namespace; give no id with it");
+    }
+    return (int) top;
+  }
+
+  /**
+   * One counter: its non-empty buckets in the range and their total. Without a range, the current bucket and the
+   * total over the retention.
+   */
+  Future<JsonObject> one(String type, String id, Range range) {
+    long current = range.window().bucketOf(clock.instant());
+    Future<List<BucketValue>> buckets = range.explicit() ? store.windowBuckets(type, id, range.from(), range.to())
+      : store.windowBuckets(type, id, current, current + range.window().getBucket().seconds);
+    Future<Map<String, BigInteger>> total = range.explicit() ? null : store.windowTotals(type, List.of(id), range.from(), range.to());
+    return (total == null ? buckets.map(list -> (Object) null) : Future.all(buckets, total).map(all -> (Object) null))
+      .map(done -> {
+        JsonArray listed = new JsonArray();
+        BigInteger sum = BigInteger.ZERO;
+        for (BucketValue bucket : buckets.result()) {
+          listed.add(new JsonObject().put("start", Instant.ofEpochSecond(bucket.start()).toString())
+            .put("value", Failures.exactLong(bucket.value())));
+          sum = sum.add(bucket.value());
+        }
+        BigInteger totalValue = total == null ? sum : total.result().getOrDefault(id, BigInteger.ZERO);
+        return range.describe(type).put("values", new JsonObject().put(id, Failures.exactLong(totalValue)))
+          .put("buckets", listed);
+      });
+  }
+
+  /** Several counters: their totals over the range. */
+  Future<JsonObject> totals(String type, List<String> ids, Range range) {
+    return store.windowTotals(type, ids, range.from(), range.to()).map(sums -> {
+      JsonObject values = new JsonObject();
+      for (String id : ids) {
+        values.put(id, Failures.exactLong(sums.getOrDefault(id, BigInteger.ZERO)));
+      }
+      return range.describe(type).put("values", values);
+    });
+  }
+
+  /** The ids with the largest totals over the range, largest first. */
+  Future<JsonObject> top(String type, int count, Range range) {
+    return store.windowTop(type, range.from(), range.to(), count).map(ranked -> {
+      JsonArray top = new JsonArray();
+      ranked.forEach(entry -> top.add(new JsonObject().put("id", entry.getKey()).put("total", Failures.exactLong(entry.getValue()))));
+      return range.describe(type).put("top", top);
+    });
+  }
+}
