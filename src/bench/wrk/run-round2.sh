@@ -28,7 +28,7 @@ esac
 command -v wrk >/dev/null || { echo "wrk is not installed (apt-get install wrk)" >&2; exit 2; }
 [ -f "$JAR" ] || mvn -q package -DskipTests
 mkdir -p "$OUT"
-for t in "${TABLE}_flushes" "${TABLE}_idempotency" "${TABLE}_lanes" "${TABLE}_rollups" "${TABLE}_schema" "${TABLE}_flush_sources" "$TABLE"; do
+for t in "${TABLE}_flushes" "${TABLE}_idempotency" "${TABLE}_lanes" "${TABLE}_rollups" "${TABLE}_schema" "${TABLE}_flush_sources" "${TABLE}_windows" "$TABLE"; do
   sql "DROP TABLE IF EXISTS $t" >/dev/null 2>&1 || true
 done
 

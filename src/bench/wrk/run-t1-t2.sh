@@ -45,7 +45,7 @@ mkdir -p "$OUT"
 
 # every table of the schema steps: a schema table left behind would tell the gateway the others exist
 for t in "${TABLE}_schema" "${TABLE}_flushes" "${TABLE}_flush_sources" "${TABLE}_rollups" "${TABLE}_idempotency" \
-         "${TABLE}_lanes" "$TABLE"; do
+         "${TABLE}_lanes" "${TABLE}_windows" "$TABLE"; do
   sql "DROP TABLE IF EXISTS $t" >/dev/null
 done
 
