@@ -56,7 +56,7 @@ HOT_ACKED=0; HOT_RUNS=0; BATCH_ACKED=0; BATCH_RUNS=0
 acked() { echo $(( $(requests "$1") - $(non2xx "$1") )); }
 hot() { HOT_ACKED=$((HOT_ACKED + $(acked "$1"))); HOT_RUNS=$((HOT_RUNS + 1)); }
 
-BATCH_BODY=$(awk -v n="$BATCH" -v c="$BATCH_COUNTERS" 'BEGIN {srand(7); printf "["; for (i = 1; i <= n; i++) printf "%s{\"type\":\"downloads\",\"id\":\"b-%d\"}", (i > 1 ? "," : ""), int(rand() * c)}; printf "]"}')
+BATCH_BODY=$(awk -v n="$BATCH" -v c="$BATCH_COUNTERS" 'BEGIN {srand(7); printf "["; for (i = 1; i <= n; i++) printf "%s{\"type\":\"downloads\",\"id\":\"b-%d\"}", (i > 1 ? "," : ""), int(rand() * c); printf "]"}')
 
 echo "warming up ($WARMUP each) ..." >&2
 bench warm-plain 64 "$WARMUP" "$P/"; bench warm-commit 64 "$WARMUP" "$G/v1/counters/pageviews/hot/increments" -s "$WRK_DIR/post.lua"; hot warm-commit
