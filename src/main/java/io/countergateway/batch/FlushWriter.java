@@ -21,7 +21,6 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.UnaryOperator;
@@ -153,7 +152,7 @@ final class FlushWriter {
     if (retries != null) {
       retries.increment();
     }
-    long delay = backoff(attemptNo);
+    long delay = options.retryDelayMs(attemptNo);
     if (attemptNo == BatchingOptions.RETRIES_WITHIN_RETENTION / 2) {
       LOG.error("flush {} has failed {} times; it keeps being retried, but should this gateway stay cut off for "
         + "batching.flushIdRetentionSeconds ({} s), another replica closes its flush source as dead and the flush "
@@ -194,12 +193,6 @@ final class FlushWriter {
     }
   }
 
-  /** Exponential, capped, with jitter so that coalescers do not retry in step. */
-  private long backoff(int attemptNo) {
-    long ceiling = Math.min(options.getRetryMaxMs(), (long) options.getRetryInitialMs() << Math.min(attemptNo, 20));
-    // at least 1 ms: Vert.x refuses a shorter timer, and a refused timer would leave the flush unwritten for good
-    return Math.max(1, ceiling / 2 + ThreadLocalRandom.current().nextLong(ceiling / 2 + 1));
-  }
 
   private void setFailing(boolean nowFailing) {
     if (failing != nowFailing) {

@@ -1,5 +1,7 @@
 package io.countergateway.config;
 
+import java.util.concurrent.ThreadLocalRandom;
+
 /** How each coalescer groups increments into flushes, and how much it may hold while the database is slow. */
 public class BatchingOptions {
   /** Longest a pending delta waits for company before its flush starts. */
@@ -153,6 +155,16 @@ public class BatchingOptions {
   public BatchingOptions setWriteTimeoutMs(int writeTimeoutMs) {
     this.writeTimeoutMs = Checks.range("batching.writeTimeoutMs", writeTimeoutMs, 100, 600_000);
     return this;
+  }
+
+  /**
+   * The pause before retry {@code attemptNo + 1} of a write: exponential from retryInitialMs, capped at retryMaxMs, with
+   * jitter so that writers do not retry in step; at least 1 ms, since Vert.x refuses a shorter timer (and a refused
+   * timer would leave the write unretried for good).
+   */
+  public long retryDelayMs(int attemptNo) {
+    long ceiling = Math.min(retryMaxMs, (long) retryInitialMs << Math.min(attemptNo, 20));
+    return Math.max(1, ceiling / 2 + ThreadLocalRandom.current().nextLong(ceiling / 2 + 1));
   }
 
   public int getRetryInitialMs() {

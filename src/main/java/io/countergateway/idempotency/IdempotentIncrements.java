@@ -2,7 +2,6 @@ package io.countergateway.idempotency;
 
 import io.countergateway.GatewayServices;
 import io.countergateway.batch.FlushRow;
-import io.countergateway.config.BatchingOptions;
 import io.countergateway.config.GatewayConfig;
 import io.countergateway.model.ApiError;
 import io.countergateway.model.CounterKey;
@@ -63,7 +62,8 @@ public final class IdempotentIncrements {
   public IdempotentIncrements(Vertx vertx, GatewayServices services) {
     this.vertx = vertx;
     this.services = services;
-    this.writes = new KeyedWrites(vertx, services.config().getDatabase(), services.config().getIdempotency().getPoolSize());
+    this.writes = new KeyedWrites(vertx, services.config().getDatabase(), services.config().getIdempotency().getPoolSize(),
+      services.config().getBatching().getWriteTimeoutMs());
     // the same meters for every ingest verticle: Micrometer hands back the one already registered
     written = outcome(services.registry(), "written");
     replayed = outcome(services.registry(), "replayed");
@@ -143,9 +143,7 @@ public final class IdempotentIncrements {
           ? new ApiError(422, "counter_overflow", "the increment would take the counter beyond the 64-bit range; it was not counted", "delta")
           : new ApiError(500, "write_failed", "the database refused a value of the write: " + result.cause().getMessage(), null));
       } else {
-        BatchingOptions batching = services.config().getBatching();
-        long ceiling = Math.min(batching.getRetryMaxMs(), (long) batching.getRetryInitialMs() << Math.min(attemptNo, 20));
-        long delay = ceiling / 2 + ThreadLocalRandom.current().nextLong(ceiling / 2 + 1);
+        long delay = services.config().getBatching().retryDelayMs(attemptNo);
         if (System.currentTimeMillis() + delay >= deadline) {
           answered.fail(new ApiError(504, "outcome_unknown",
             "the request may or may not be counted; repeat it with the same idempotency key", null));

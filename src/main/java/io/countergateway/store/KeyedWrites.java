@@ -34,12 +34,13 @@ public final class KeyedWrites {
   public record Request(String key, String fingerprint, int status, String answer, List<FlushRow> rows) {
   }
 
-  private final Pool pool;
+  private final BoundedPool pools;
   private final PostgresSql postgres;
   private final MySqlSql mysql;
 
-  public KeyedWrites(Vertx vertx, DatabaseOptions options, int poolSize) {
-    this.pool = SqlStores.pool(vertx, options, poolSize);
+  /** {@code attemptTimeoutMs} bounds each attempt, as for flushes (see {@link BoundedPool}). */
+  public KeyedWrites(Vertx vertx, DatabaseOptions options, int poolSize, long attemptTimeoutMs) {
+    this.pools = SqlStores.boundedPool(vertx, options, poolSize, attemptTimeoutMs);
     this.postgres = options.isPostgres() ? new PostgresSql(options.getTable(), true) : null;
     this.mysql = options.isPostgres() ? null : new MySqlSql(options.getTable());
   }
@@ -53,8 +54,8 @@ public final class KeyedWrites {
   private Future<Outcome> writePostgres(Request request) {
     Tuple arguments = PostgresSql.rowArrays(request.rows()).addString(request.key()).addString(request.fingerprint())
       .addShort((short) request.status()).addString(request.answer());
-    return pool.preparedQuery(postgres.upsertKeyed).execute(arguments)
-      .map(result -> result.rowCount() == 0 ? new Outcome(false, null, 0, null) : Outcome.writtenNow());
+    return pools.attempt(pool -> pool.preparedQuery(postgres.upsertKeyed).execute(arguments)
+      .map(result -> result.rowCount() == 0 ? new Outcome(false, null, 0, null) : Outcome.writtenNow()));
   }
 
   /**
@@ -62,11 +63,15 @@ public final class KeyedWrites {
    * transaction we waited for), and nothing else is written.
    */
   private Future<Outcome> writeMySql(Request request) {
-    return pool.withTransaction(conn -> conn.preparedQuery(mysql.insertKey)
-        .execute(Tuple.of(request.key(), request.fingerprint(), request.status(), request.answer()))
-        .compose(inserted -> upsertAll(conn, request.rows()).map(Outcome.writtenNow())))
-      .recover(failure -> failure instanceof MySQLException e && e.getErrorCode() == DUPLICATE_KEY
-        ? Future.succeededFuture(new Outcome(false, null, 0, null)) : Future.failedFuture(failure));
+    // a duplicate key is an answer, not a failure: the transaction commits empty, and the attempt (and its
+    // connection pool) stays healthy
+    return pools.transaction(conn -> conn.preparedQuery(mysql.insertKey)
+      .execute(Tuple.of(request.key(), request.fingerprint(), request.status(), request.answer()))
+      .transform(inserted -> inserted.succeeded()
+        ? upsertAll(conn, request.rows()).map(Outcome.writtenNow())
+        : inserted.cause() instanceof MySQLException e && e.getErrorCode() == DUPLICATE_KEY
+          ? Future.succeededFuture(new Outcome(false, null, 0, null))
+          : Future.failedFuture(inserted.cause())));
   }
 
   private Future<Void> upsertAll(SqlConnection conn, List<FlushRow> rows) {
@@ -83,7 +88,8 @@ public final class KeyedWrites {
   }
 
   private Future<Outcome> read(String key) {
-    return pool.preparedQuery(postgres != null ? postgres.readKey : mysql.readKey).execute(Tuple.of(key)).compose(rows -> {
+    String readKey = postgres != null ? postgres.readKey : mysql.readKey;
+    return pools.attempt(pool -> pool.preparedQuery(readKey).execute(Tuple.of(key))).compose(rows -> {
       if (rows.size() == 0) {
         // expired between the two statements: the caller may simply try again
         return Future.failedFuture(new IllegalStateException("idempotency key row vanished; retry"));
@@ -100,6 +106,6 @@ public final class KeyedWrites {
   }
 
   public Future<Void> close() {
-    return pool.close();
+    return pools.close();
   }
 }

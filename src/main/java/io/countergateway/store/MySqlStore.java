@@ -4,7 +4,6 @@ import io.countergateway.batch.Flush;
 import io.countergateway.batch.FlushRow;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
-import io.vertx.core.Promise;
 import io.vertx.mysqlclient.MySQLException;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.SqlConnection;
@@ -66,12 +65,12 @@ final class MySqlStore extends PooledCounterStore {
 
   @Override
   public Future<Void> createSchema() {
-    return new SchemaUpgrade(false, table).upgrade(pool);
+    return new SchemaUpgrade(false, table).upgrade(pools.current());
   }
 
   @Override
   public Future<Void> checkSchema() {
-    return new SchemaUpgrade(false, table).check(pool);
+    return new SchemaUpgrade(false, table).check(pools.current());
   }
 
   @Override
@@ -110,25 +109,9 @@ final class MySqlStore extends PooledCounterStore {
         .map(legacy -> dead.rowCount() + legacy.rowCount())));
   }
 
-  /**
-   * Like {@code pool.withTransaction}, except that a failure of {@code work} settles the write at once instead of
-   * after the ROLLBACK: COMMIT was never sent, so nothing was written. Waiting for the ROLLBACK is not only needless but
-   * can hang forever: when the connection dies, the MySQL client (5.0.10, {@code MySQLCodec}) fails only the first
-   * command in flight and never answers a command written after that, and {@code withTransaction} writes its ROLLBACK
-   * from the very callback that reports the failure. The dead connection is evicted from the pool on its own.
-   */
+  /** One bounded transaction that settles at once on failure (see {@link BoundedPool#transaction}). */
   private <T> Future<T> inTransaction(Function<SqlConnection, Future<T>> work) {
-    return bounded(pool -> {
-      Promise<T> settled = Promise.promise();
-      pool.withTransaction(conn -> work.apply(conn).onFailure(settled::tryFail)).onComplete(result -> {
-        if (result.succeeded()) {
-          settled.tryComplete(result.result());
-        } else {
-          settled.tryFail(result.cause());
-        }
-      });
-      return settled.future();
-    });
+    return pools.transaction(work);
   }
 
   /** Plain rows into the counters table, bucket rows of windowed counters into the windows table; one transaction. */

@@ -41,17 +41,17 @@ final class PostgresStore extends PooledCounterStore {
 
   @Override
   public Future<Void> createSchema() {
-    return new SchemaUpgrade(true, table).upgrade(pool);
+    return new SchemaUpgrade(true, table).upgrade(pools.current());
   }
 
   @Override
   public Future<Void> checkSchema() {
-    return new SchemaUpgrade(true, table).check(pool);
+    return new SchemaUpgrade(true, table).check(pools.current());
   }
 
   @Override
   public Future<Integer> pruneFlushIds(int olderThanSeconds) {
-    return pool.preparedQuery(sql.pruneFlushIds).execute(Tuple.of(olderThanSeconds, FlushFence.CLOSED))
+    return pools.current().preparedQuery(sql.pruneFlushIds).execute(Tuple.of(olderThanSeconds, FlushFence.CLOSED))
       .map(rows -> rows.iterator().next().getLong(0).intValue());
   }
 

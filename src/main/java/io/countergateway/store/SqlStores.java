@@ -14,6 +14,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 
 /** Builds the store for the configured dialect, with its own small pool bound to the calling verticle. */
 public final class SqlStores {
@@ -29,13 +30,13 @@ public final class SqlStores {
 
   private static NetClientOptions netOptions() {
     // keepalive: the kernel notices a peer that vanished from an idle connection; a stuck busy one is the attempt
-    // timeout's job (PooledCounterStore)
+    // timeout's job (BoundedPool)
     return new NetClientOptions().setConnectTimeout(CONNECT_TIMEOUT_MS).setTcpNoDelay(true).setTcpKeepAlive(true);
   }
 
   /**
    * Call from the verticle that will use the store, so its connections live on that verticle's event loop.
-   * {@code attemptTimeoutMs} bounds each write or read attempt; see {@link PooledCounterStore}.
+   * {@code attemptTimeoutMs} bounds each write or read attempt; see {@link BoundedPool}.
    */
   public static CounterStore create(Vertx vertx, DatabaseOptions options, int poolSize, long attemptTimeoutMs) {
     return create(vertx, options, poolSize, true, attemptTimeoutMs);
@@ -44,6 +45,19 @@ public final class SqlStores {
   /** {@code exactlyOnce} false drops the flush-id bookkeeping; only to measure what it costs. */
   public static CounterStore create(Vertx vertx, DatabaseOptions options, int poolSize, boolean exactlyOnce,
                                     long attemptTimeoutMs) {
+    Supplier<Pool> pools = pools(vertx, options, poolSize, attemptTimeoutMs);
+    return options.isPostgres()
+      ? new PostgresStore(vertx, pools, attemptTimeoutMs, new PostgresSql(options.getTable(), exactlyOnce), options.getTable())
+      : new MySqlStore(vertx, pools, attemptTimeoutMs, new MySqlSql(options.getTable()), options.getTable(), exactlyOnce);
+  }
+
+  /** Bounded attempts on the store's kind of pool, for a second write path (idempotency keys). */
+  static BoundedPool boundedPool(Vertx vertx, DatabaseOptions options, int poolSize, long attemptTimeoutMs) {
+    return new BoundedPool(vertx, pools(vertx, options, poolSize, attemptTimeoutMs), attemptTimeoutMs);
+  }
+
+  /** Makes the pools of a store: each with the session settings that go with {@code attemptTimeoutMs}. */
+  private static Supplier<Pool> pools(Vertx vertx, DatabaseOptions options, int poolSize, long attemptTimeoutMs) {
     PoolOptions poolOptions = new PoolOptions()
       .setMaxSize(poolSize)
       // a dead database must not park flushes forever: the coalescer retries with backoff instead
@@ -64,8 +78,7 @@ public final class SqlStores {
         .addProperty("tcp_keepalives_idle", "30")
         .addProperty("tcp_keepalives_interval", "10")
         .addProperty("tcp_keepalives_count", "3");
-      return new PostgresStore(vertx, () -> PgBuilder.pool().with(poolOptions).with(netOptions()).connectingTo(connect)
-        .using(vertx).build(), attemptTimeoutMs, new PostgresSql(options.getTable(), exactlyOnce), options.getTable());
+      return () -> PgBuilder.pool().with(poolOptions).with(netOptions()).connectingTo(connect).using(vertx).build();
     }
     MySQLConnectOptions connect = new MySQLConnectOptions()
       .setHost(options.getHost()).setPort(options.getPort()).setDatabase(options.getName())
@@ -80,14 +93,14 @@ public final class SqlStores {
       + ", wait_timeout = " + serverIdleSeconds;
     // idle connections are closed by us before the server's wait_timeout closes them under our feet
     poolOptions.setIdleTimeout(serverIdleSeconds / 2).setIdleTimeoutUnit(TimeUnit.SECONDS);
-    return new MySqlStore(vertx, () -> MySQLBuilder.pool().with(poolOptions).with(netOptions()).connectingTo(connect)
+    return () -> MySQLBuilder.pool().with(poolOptions).with(netOptions()).connectingTo(connect)
       .withConnectHandler(conn -> conn.query(session).execute().onComplete(set -> {
         if (set.failed()) {
           LOG.warn("could not apply the session settings ({}): {}", session, set.cause().toString());
         }
         conn.close();
       }))
-      .using(vertx).build(), attemptTimeoutMs, new MySqlSql(options.getTable()), options.getTable(), exactlyOnce);
+      .using(vertx).build();
   }
 
   /** A small plain pool on the configured database, for background jobs (roll-ups, compaction) that run their own SQL. */

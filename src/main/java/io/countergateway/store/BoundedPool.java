@@ -1,0 +1,113 @@
+package io.countergateway.store;
+
+import io.vertx.core.Context;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.SqlConnection;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.concurrent.TimeoutException;
+import java.util.function.Function;
+import java.util.function.Supplier;
+
+/**
+ * A pool whose writes and reads are bounded attempts. A database that stops answering on an open connection (a
+ * partition, a dead host that never closes its sockets) would otherwise keep that connection busy for good, and every
+ * later attempt would wait for the pool behind it. The pool offers no way to evict one leased connection, so an
+ * attempt that times out or fails in a way that may leave its connection stuck or stale replaces the whole pool:
+ * closing the old pool closes all of its connections, and the next attempt connects afresh. Safe for writes because
+ * what they write carries an id (a flush id, an idempotency key) that makes a retry count nothing twice.
+ * Confined to the event loop of the verticle that uses it.
+ */
+final class BoundedPool {
+  private static final Logger LOG = LoggerFactory.getLogger(BoundedPool.class);
+
+  private final Vertx vertx;
+  private final Supplier<Pool> pools;
+  private final long attemptTimeoutMs;
+  private Pool pool;
+
+  BoundedPool(Vertx vertx, Supplier<Pool> pools, long attemptTimeoutMs) {
+    this.vertx = vertx;
+    this.pools = pools;
+    this.attemptTimeoutMs = attemptTimeoutMs;
+    this.pool = pools.get();
+  }
+
+  /** The pool of the moment, for work that is not an attempt (schema, jobs, close). */
+  Pool current() {
+    return pool;
+  }
+
+  /**
+   * Runs one attempt on the current pool, failing it after the attempt timeout. A timeout, or a failure that is
+   * neither a refused value nor a lock conflict (a lost connection, a server turned read-only by a failover, an
+   * unknown error), replaces the pool, so no retry runs on a connection that is stuck or bound to the wrong server.
+   */
+  <T> Future<T> attempt(Function<Pool, Future<T>> work) {
+    // The answer is handed back on the caller's event loop whatever thread fails the attempt: a pool closed under an
+    // attempt fails it from the thread that closes the socket, and a future without a context would even run its
+    // timeout on a global Netty thread. The coalescer and the reader are confined to their loop.
+    Context caller = vertx.getOrCreateContext();
+    Thread callerThread = Thread.currentThread();
+    Pool used = pool;
+    Promise<T> answer = Promise.promise();
+    long timer = vertx.setTimer(attemptTimeoutMs, id -> fail(answer, used,
+      new TimeoutException("no answer from the database within " + attemptTimeoutMs + " ms")));
+    work.apply(used).onComplete(result -> {
+      Runnable settle = () -> {
+        vertx.cancelTimer(timer);
+        if (result.succeeded()) {
+          answer.tryComplete(result.result());
+        } else {
+          fail(answer, used, result.cause());
+        }
+      };
+      if (Thread.currentThread() == callerThread) {
+        settle.run();
+      } else {
+        caller.runOnContext(v -> settle.run());
+      }
+    });
+    return answer.future();
+  }
+
+  /**
+   * One attempt as a transaction, like {@code pool.withTransaction}, except that a failure of {@code work} settles the
+   * attempt at once instead of after the ROLLBACK: COMMIT was never sent, so nothing was written. Waiting for the
+   * ROLLBACK is not only needless but can hang forever: when the connection dies, the MySQL client (5.0.10,
+   * {@code MySQLCodec}) fails only the first command in flight and never answers a command written after that, and
+   * {@code withTransaction} writes its ROLLBACK from the very callback that reports the failure.
+   */
+  <T> Future<T> transaction(Function<SqlConnection, Future<T>> work) {
+    return attempt(current -> {
+      Promise<T> settled = Promise.promise();
+      current.withTransaction(conn -> work.apply(conn).onFailure(settled::tryFail)).onComplete(result -> {
+        if (result.succeeded()) {
+          settled.tryComplete(result.result());
+        } else {
+          settled.tryFail(result.cause());
+        }
+      });
+      return settled.future();
+    });
+  }
+
+  private <T> void fail(Promise<T> answer, Pool used, Throwable cause) {
+    if (!answer.tryFail(cause)) {
+      return;
+    }
+    if (!Failures.isValueRefused(cause) && !Failures.isLockConflict(cause) && pool == used) {
+      LOG.debug("replacing the connection pool after {}", cause.toString());
+      pool = pools.get();
+      used.close();
+    }
+  }
+
+  Future<Void> close() {
+    return pool.close();
+  }
+}
