@@ -8,11 +8,7 @@ import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
 import java.util.Map;
-import java.util.Queue;
-import java.util.TreeMap;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReference;
 
 import static io.countergateway.faults.Faults.await;
 import static io.countergateway.faults.Faults.millisSince;
@@ -59,17 +55,11 @@ abstract class DatabaseOutageFaultTest extends FaultTest {
       String prefix = Faults.uniquePrefix("outage");
       IncrementLoad load = new IncrementLoad(tools, fixture.gateway.port(), "downloads", prefix, CLIENTS,
         ACCEPTED_CLIENTS, 5_000, 40_000);
-      Queue<String> readiness = new ConcurrentLinkedQueue<>();
-      AtomicReference<String> phase = new AtomicReference<>("before");
-      long poller = tools.setPeriodic(100, id -> {
-        String now = phase.get();
-        load.probe().get("/health/ready").timeout(3_000).send()
-          .onComplete(r -> readiness.add(now + ":" + (r.succeeded() ? r.result().statusCode() : 0)));
-      });
+      ReadinessLog readiness = new ReadinessLog(tools, load.probe());
 
       Future<Void> loadDone = load.start();
       sleep(2_500);
-      phase.set("outage");
+      readiness.phase("outage");
       long downAt = System.nanoTime();
       db.stop();
       long stopMs = millisSince(downAt);
@@ -78,11 +68,11 @@ abstract class DatabaseOutageFaultTest extends FaultTest {
       db.startAgain();
       long startMs = millisSince(startAt);
       long outageMs = millisSince(downAt);
-      phase.set("after");
+      readiness.phase("after");
       sleep(2_500);
       load.finish();
       await(loadDone, 60);
-      tools.cancelTimer(poller);
+      Map<String, Integer> readinessSeen = readiness.stop();
 
       // readiness must come back on its own, with no increment sent any more
       long recoveryAt = System.nanoTime();
@@ -98,8 +88,6 @@ abstract class DatabaseOutageFaultTest extends FaultTest {
       gatewayStopped = true;
       Map<String, Long> sums = await(db.sums(tools, TABLE, "downloads", prefix), 60);
       Ledger ledger = Ledger.of(db.label + " outage", load.outcomes(), sums);
-      Map<String, Integer> readinessSeen = new TreeMap<>();
-      readiness.forEach(seen -> readinessSeen.merge(seen, 1, Integer::sum));
       System.out.println(ledger.summary() + " | down " + outageMs + " ms (stop " + stopMs + " ms, start " + startMs
         + " ms), flush retries " + (long) retries + ", readiness " + readinessSeen + ", ready again "
         + readyAfterLoadMs + " ms after the load ended");

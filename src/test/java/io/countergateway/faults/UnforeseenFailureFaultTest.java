@@ -12,11 +12,7 @@ import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
 import java.util.Map;
-import java.util.Queue;
-import java.util.TreeMap;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReference;
 
 import static io.countergateway.faults.Faults.await;
 import static io.countergateway.faults.Faults.sleep;
@@ -88,24 +84,18 @@ abstract class UnforeseenFailureFaultTest extends FaultTest {
       String prefix = Faults.uniquePrefix("readonly");
       IncrementLoad load = new IncrementLoad(tools, fixture.gateway.port(), "downloads", prefix, CLIENTS,
         ACCEPTED_CLIENTS, 5_000, 30_000);
-      Queue<String> readiness = new ConcurrentLinkedQueue<>();
-      AtomicReference<String> phase = new AtomicReference<>("before");
-      long poller = tools.setPeriodic(100, id -> {
-        String now = phase.get();
-        load.probe().get("/health/ready").timeout(3_000).send()
-          .onComplete(r -> readiness.add(now + ":" + (r.succeeded() ? r.result().statusCode() : 0)));
-      });
+      ReadinessLog readiness = new ReadinessLog(tools, load.probe());
       Future<Void> loadDone = load.start();
       sleep(1_500);
       await(db.readOnly(admin, true), 30);
-      phase.set("read-only");
+      readiness.phase("read-only");
       sleep(3_000);
-      phase.set("after");
+      readiness.phase("after");
       await(db.readOnly(admin, false), 30);
       sleep(2_000);
       load.finish();
       await(loadDone, 60);
-      tools.cancelTimer(poller);
+      Map<String, Integer> readinessSeen = readiness.stop();
       double retries = Faults.metric(load.probe(), "gateway_flush_retries_total");
       double refusedRows = Faults.metric(load.probe(), "gateway_flush_refused_rows_total");
       await(fixture.stopGateway(), 60);
@@ -113,8 +103,6 @@ abstract class UnforeseenFailureFaultTest extends FaultTest {
 
       Map<String, Long> sums = await(db.sums(tools, TABLE, "downloads", prefix), 60);
       Ledger ledger = Ledger.of(db.label + " read-only", load.outcomes(), sums);
-      Map<String, Integer> readinessSeen = new TreeMap<>();
-      readiness.forEach(seen -> readinessSeen.merge(seen, 1, Integer::sum));
       System.out.println(ledger.summary() + " | flush retries " + (long) retries + ", refused rows " + (long) refusedRows
         + ", readiness " + readinessSeen);
 
