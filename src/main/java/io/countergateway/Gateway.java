@@ -67,7 +67,8 @@ public final class Gateway {
         gateway.lanes = lanes;
         return gateway.deploy().timeout(START_TIMEOUT_SECONDS, TimeUnit.SECONDS);
       })
-      .onSuccess(v -> ConfigSummary.logStart(LOG, config, gateway.port, gateway.ingestDeployments.size()))
+      .onSuccess(v -> ConfigSummary.logStart(LOG, config, gateway.port, gateway.ingestDeployments.size(),
+        vertx.isNativeTransportEnabled() ? "epoll" : "nio"))
       .onFailure(e -> {
         if (gateway.lanes != null) {
           gateway.lanes.release(); // a replica that did not start must not keep renewing lanes

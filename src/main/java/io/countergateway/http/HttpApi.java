@@ -8,8 +8,10 @@ import io.countergateway.config.AuthOptions;
 import io.countergateway.config.AuthOptions.Right;
 import io.countergateway.config.HttpOptions;
 import io.countergateway.beacon.BeaconFilter;
+import io.countergateway.metrics.HttpRouteMeters;
 import io.countergateway.model.ApiError;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.vertx.core.Handler;
 import io.vertx.core.Vertx;
 import io.netty.handler.codec.http.TooLongHttpHeaderException;
 import io.netty.handler.codec.http.TooLongHttpLineException;
@@ -34,8 +36,13 @@ public final class HttpApi {
   }
 
   public static Router router(Vertx vertx, GatewayServices services, Coalescer coalescer, IdempotentIncrements keyed) {
+    return router(vertx, services, coalescer, keyed, new HttpRouteMeters(services.registry()));
+  }
+
+  public static Router router(Vertx vertx, GatewayServices services, Coalescer coalescer, IdempotentIncrements keyed,
+                              HttpRouteMeters meters) {
     Router router = Router.router(vertx);
-    router.route().handler(HttpApi::refuseUnknownFraming);
+    router.route().handler(meters::begin).handler(HttpApi::refuseUnknownFraming);
     CounterClient client = new CounterClient(vertx, services.config().getLimits().getRequestTimeoutMs());
     IncrementRoutes writes = new IncrementRoutes(services, coalescer, client, keyed,
       new BeaconFilter(vertx.getOrCreateContext(), services.config(), services.registry()));
@@ -129,6 +136,15 @@ public final class HttpApi {
    * Requests the HTTP decoder itself rejects (request line or headers too long, broken syntax) also get a JSON
    * error; the server then closes the connection.
    */
+  public static Handler<HttpServerRequest> invalidRequestHandler(HttpRouteMeters meters) {
+    return request -> {
+      long started = System.nanoTime();
+      invalidRequest(request);
+      meters.record(HttpRouteMeters.UNMATCHED, request.method(), request.response().getStatusCode(),
+        System.nanoTime() - started);
+    };
+  }
+
   public static void invalidRequest(HttpServerRequest request) {
     Throwable cause = request.decoderResult().cause();
     ApiError error;

@@ -9,6 +9,7 @@ import io.countergateway.bus.CounterClient;
 import io.countergateway.config.GatewayConfig;
 import io.countergateway.http.HttpApi;
 import io.countergateway.idempotency.IdempotentIncrements;
+import io.countergateway.metrics.HttpRouteMeters;
 import io.countergateway.model.ApiError;
 import io.countergateway.model.Increment;
 import io.countergateway.model.IncrementBatch;
@@ -72,10 +73,11 @@ public class IngestVerticle extends VerticleBase {
       .setMaxHeaderSize(config.getLimits().getMaxHeaderBytes())
       .setMaxInitialLineLength(Math.max(512, config.getLimits().getMaxHeaderBytes() / 2))
       .setIdleTimeout(config.getLimits().getIdleTimeoutSeconds()).setIdleTimeoutUnit(TimeUnit.SECONDS);
+    HttpRouteMeters meters = new HttpRouteMeters(services.registry());
     return consumer.completion()
       .compose(registered -> vertx.createHttpServer(options)
-        .requestHandler(HttpApi.router(vertx, services, coalescer, keyed))
-        .invalidRequestHandler(HttpApi::invalidRequest)
+        .requestHandler(HttpApi.router(vertx, services, coalescer, keyed, meters))
+        .invalidRequestHandler(HttpApi.invalidRequestHandler(meters))
         .listen())
       .onSuccess(listening -> server = listening);
   }

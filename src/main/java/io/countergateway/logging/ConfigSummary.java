@@ -38,8 +38,9 @@ public final class ConfigSummary {
     return summary;
   }
 
-  public static void logStart(Logger log, GatewayConfig config, int port, int ingestVerticles) {
-    LoggingEventBuilder event = log.atInfo().addKeyValue("event", "start");
+  /** {@code transport}: epoll where Netty's native transport loaded, else nio. */
+  public static void logStart(Logger log, GatewayConfig config, int port, int ingestVerticles, String transport) {
+    LoggingEventBuilder event = log.atInfo().addKeyValue("event", "start").addKeyValue("transport", transport);
     of(config, port, ingestVerticles).forEach(event::addKeyValue);
     event.log("counter-gateway listening on http://{}:{}", config.getHttp().getHost(), port);
   }

@@ -38,6 +38,7 @@ class MetricsScrapeTest {
     await(http.get(gateway.port(), "127.0.0.1", "/v1/counters/likes/" + SECRET_ID + "-1").send());
     await(http.post(gateway.port(), "127.0.0.1", "/v1/counters/nope/" + SECRET_ID + "/increments").send());
     await(http.get(gateway.port(), "127.0.0.1", "/health/ready").send());
+    await(http.get(gateway.port(), "127.0.0.1", "/no/such/route/" + SECRET_ID).send());
     scrape = await(http.get(gateway.port(), "127.0.0.1", "/metrics").send()).bodyAsString();
   }
 
@@ -50,9 +51,11 @@ class MetricsScrapeTest {
   @DisplayName("/metrics carries HTTP requests by route template and status, pools, the JVM and the gateway's own meters")
   void exportsTheVertxAndJvmMeters() {
     assertThat(scrape)
-      .contains("vertx_http_server_requests_total{")
+      .contains("gateway_http_requests_total{")
       .contains("route=\"/v1/counters/:type/:id/increments\"")
       .contains("code=\"200\"").contains("code=\"404\"")
+      .contains("gateway_http_requests_total{code=\"404\",method=\"GET\",route=\"unmatched\"} 1.0")
+      .contains("gateway_http_response_time_seconds_count{")
       .contains("vertx_pool_")
       .contains("jvm_memory_used_bytes").contains("jvm_gc_").contains("jvm_threads_").contains("process_cpu_seconds_total")
       .contains("gateway_increments_taken_total").contains("gateway_flush_rows_total")
