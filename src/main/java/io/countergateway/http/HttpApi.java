@@ -41,6 +41,21 @@ public final class HttpApi {
 
   public static Router router(Vertx vertx, GatewayServices services, Coalescer coalescer, IdempotentIncrements keyed,
                               HttpRouteMeters meters) {
+    return routes(vertx, services, coalescer, keyed, meters).router();
+  }
+
+  /** What an ingest verticle's server serves: the hot beacon route without the router, all else through it. */
+  public static Handler<HttpServerRequest> requestHandler(Vertx vertx, GatewayServices services, Coalescer coalescer,
+                                                          IdempotentIncrements keyed, HttpRouteMeters meters) {
+    Routes routes = routes(vertx, services, coalescer, keyed, meters);
+    return new HotRoutes(routes.router(), routes.writes(), services.config().getHttp(), meters);
+  }
+
+  private record Routes(Router router, IncrementRoutes writes) {
+  }
+
+  private static Routes routes(Vertx vertx, GatewayServices services, Coalescer coalescer, IdempotentIncrements keyed,
+                               HttpRouteMeters meters) {
     Router router = Router.router(vertx);
     router.route().handler(meters::begin).handler(HttpApi::refuseUnknownFraming);
     CounterClient client = new CounterClient(vertx, services.config().getLimits().getRequestTimeoutMs());
@@ -76,7 +91,7 @@ public final class HttpApi {
       router.get("/metrics").handler(PrometheusScrapingHandler.create(prometheus));
     }
     errorPages(router);
-    return router;
+    return new Routes(router, writes);
   }
 
   /**

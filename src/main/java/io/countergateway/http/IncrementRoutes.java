@@ -14,6 +14,9 @@ import io.countergateway.model.IncrementRules;
 import com.fasterxml.jackson.core.io.JsonStringEncoder;
 import io.vertx.core.Future;
 import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpHeaders;
+import io.vertx.core.http.HttpServerRequest;
+import io.vertx.core.http.HttpServerResponse;
 import io.vertx.core.json.DecodeException;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;
@@ -26,6 +29,8 @@ import java.util.Locale;
 final class IncrementRoutes {
   /** The smallest transparent GIF, for beacons embedded as images. */
   private static final Buffer PIXEL = Buffer.buffer(Base64.getDecoder().decode("R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7"));
+  private static final CharSequence CACHE_CONTROL = HttpHeaders.createOptimized("Cache-Control");
+  private static final CharSequence NO_STORE = HttpHeaders.createOptimized("no-store");
 
   private final Coalescer coalescer;
   private final CounterClient counters;
@@ -199,39 +204,55 @@ final class IncrementRoutes {
     NamespaceOptions namespace;
     Increment increment;
     try {
-      namespace = rules.namespace(ctx.pathParam("type"));
-      if (!namespace.isPublic()) {
-        throw new ApiError(403, "namespace_not_public", "namespace '" + namespace.getName()
-          + "' does not take beacons", "type");
-      }
-      increment = rules.beacon(namespace, ctx.pathParam("id"));
+      namespace = beaconNamespace(ctx.pathParam("type"));
+      increment = beaconIncrement(namespace, ctx.pathParam("id"));
     } catch (ApiError e) {
       Responses.error(ctx, e);
       return;
     }
-    beaconFilter.check(namespace, ctx.request().headers()).onComplete(verdict -> {
+    takeBeacon(namespace, increment, ctx.request());
+  }
+
+  /** The namespace of a beacon: declared and public, else the error to answer. */
+  NamespaceOptions beaconNamespace(String type) {
+    NamespaceOptions namespace = rules.namespace(type);
+    if (!namespace.isPublic()) {
+      throw new ApiError(403, "namespace_not_public", "namespace '" + namespace.getName()
+        + "' does not take beacons", "type");
+    }
+    return namespace;
+  }
+
+  Increment beaconIncrement(NamespaceOptions namespace, String id) {
+    return rules.beacon(namespace, id);
+  }
+
+  /** A valid beacon, from the router or the hot path: filtered, counted unless dropped, answered either way. */
+  void takeBeacon(NamespaceOptions namespace, Increment increment, HttpServerRequest request) {
+    beaconFilter.check(namespace, request.headers()).onComplete(verdict -> {
       // a verdict that could not be reached counts the beacon, as it would be counted without the filter
       if (verdict.failed() || verdict.result() == null) {
         try {
           coalescer.add(increment, false);
         } catch (ApiError e) {
-          Responses.error(ctx, e);
+          Responses.error(request.response(), e);
           return;
         }
       }
-      answerBeacon(ctx);
+      answerBeacon(request);
     });
   }
 
-  private static void answerBeacon(RoutingContext ctx) {
-    if (ctx.response().ended() || ctx.response().closed()) {
+  private static void answerBeacon(HttpServerRequest request) {
+    HttpServerResponse response = request.response();
+    if (response.ended() || response.closed()) {
       return;
     }
-    ctx.response().putHeader("Cache-Control", "no-store");
-    if (ctx.request().query() != null && "gif".equals(ctx.queryParams().get("format"))) {
-      ctx.response().setStatusCode(200).putHeader("Content-Type", "image/gif").end(PIXEL);
+    response.putHeader(CACHE_CONTROL, NO_STORE);
+    if (request.query() != null && "gif".equals(request.getParam("format"))) {
+      response.setStatusCode(200).putHeader("Content-Type", "image/gif").end(PIXEL);
     } else {
-      ctx.response().setStatusCode(204).end();
+      response.setStatusCode(204).end();
     }
   }
 

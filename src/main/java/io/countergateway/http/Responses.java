@@ -21,21 +21,28 @@ final class Responses {
   }
 
   static void json(RoutingContext ctx, int status, String body) {
-    if (ctx.response().ended() || ctx.response().closed()) {
+    json(ctx.response(), status, body);
+  }
+
+  static void json(HttpServerResponse response, int status, String body) {
+    if (response.ended() || response.closed()) {
       return;
     }
-    ctx.response().setStatusCode(status).putHeader(CONTENT_TYPE, JSON_VALUE).end(body);
+    response.setStatusCode(status).putHeader(CONTENT_TYPE, JSON_VALUE).end(body);
   }
 
   static void error(RoutingContext ctx, Throwable failure) {
+    error(ctx.response(), failure);
+  }
+
+  static void error(HttpServerResponse response, Throwable failure) {
     ApiError error = BusErrors.toApiError(failure);
-    HttpServerResponse response = ctx.response();
     if (response.ended() || response.closed()) {
       return;
     }
     if (error.status() == 503) {
       response.putHeader("Retry-After", "1");
     }
-    json(ctx, error.status(), error.toJson());
+    json(response, error.status(), error.toJson().encode());
   }
 }

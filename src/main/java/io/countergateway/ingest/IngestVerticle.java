@@ -76,7 +76,7 @@ public class IngestVerticle extends VerticleBase {
     HttpRouteMeters meters = new HttpRouteMeters(services.registry());
     return consumer.completion()
       .compose(registered -> vertx.createHttpServer(options)
-        .requestHandler(HttpApi.router(vertx, services, coalescer, keyed, meters))
+        .requestHandler(HttpApi.requestHandler(vertx, services, coalescer, keyed, meters))
         .invalidRequestHandler(HttpApi.invalidRequestHandler(meters))
         .listen())
       .onSuccess(listening -> server = listening);

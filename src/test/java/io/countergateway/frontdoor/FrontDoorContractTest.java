@@ -240,6 +240,33 @@ abstract class FrontDoorContractTest {
   }
 
   @Test
+  @DisplayName("GET beacons, taken without the router, answer and count as the router's chain does")
+  void hotBeaconRouteAnswersAsTheRouter() {
+    String id = unique("hot");
+    HttpResponse<Buffer> withOrigin = await(fixture.http.get("/v1/beacon/docs/" + id)
+      .putHeader("Origin", "https://blog.example").send());
+    assertThat(withOrigin.statusCode()).isEqualTo(204);
+    assertThat(withOrigin.getHeader("Access-Control-Allow-Origin")).isEqualTo("https://blog.example");
+    assertThat(withOrigin.getHeader("Access-Control-Allow-Credentials")).isEqualTo("true");
+    assertThat(withOrigin.getHeader("Vary")).contains("Origin");
+    assertThat(withOrigin.getHeader("Cache-Control")).isEqualTo("no-store");
+
+    HttpResponse<Buffer> pixel = await(fixture.http.get("/v1/beacon/docs/" + id + "?format=gif").send());
+    assertThat(pixel.statusCode()).isEqualTo(200);
+    assertThat(pixel.getHeader("Content-Type")).isEqualTo("image/gif");
+    assertThat(pixel.getHeader("Vary")).contains("Origin");
+
+    // paths the router decodes are left to it (origins outside a list: see credentialedCors)
+    assertThat(await(fixture.http.get("/v1/beacon/docs/" + id + "%2Dz").send()).statusCode()).isEqualTo(204);
+    HttpResponse<Buffer> refused = await(fixture.http.get("/v1/beacon/docs/" + id + "!!%20").send());
+    assertThat(refused.statusCode()).isEqualTo(400);
+    assertThat(refused.bodyAsJsonObject().getString("field")).isEqualTo("id");
+
+    assertThat(eventually(() -> await(fixture.sumInTable("docs", id)), 2L)).isEqualTo(2L);
+    assertThat(eventually(() -> await(fixture.sumInTable("docs", id + "-z")), 1L)).isEqualTo(1L);
+  }
+
+  @Test
   @DisplayName("beacon bodies of any type up to 64 KiB are taken and ignored; a larger one is refused and not counted")
   void beaconBodiesOfAnyType() {
     String id = unique("bodies");
