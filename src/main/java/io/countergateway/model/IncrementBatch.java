@@ -13,6 +13,11 @@ import java.util.Map;
  */
 public record IncrementBatch(List<Increment> perCounter, int increments, long totalDelta) {
 
+  /** How errors name item {@code index}; built only for an error. */
+  static String where(int index) {
+    return "increments[" + index + "]";
+  }
+
   public static IncrementBatch of(List<?> items, IncrementRules rules, int maxIncrements) {
     if (items.isEmpty()) {
       throw ApiError.badRequest("empty_batch", "body", "the batch holds no increments");
@@ -23,11 +28,11 @@ public record IncrementBatch(List<Increment> perCounter, int increments, long to
     Map<CounterKey, Long> sums = new LinkedHashMap<>();
     long total = 0;
     for (int i = 0; i < items.size(); i++) {
-      String where = "increments[" + i + "]";
       if (!(items.get(i) instanceof JsonObject json)) {
+        String where = where(i);
         throw ApiError.badRequest("invalid_increment", where, where + " must be an object {\"type\",\"id\",\"delta\"}");
       }
-      Increment increment = rules.increment(json, where);
+      Increment increment = rules.increment(json, i);
       // cannot overflow: the configured batch size and delta range keep every sum far inside a long
       sums.merge(increment.key(), increment.delta(), Long::sum);
       total += increment.delta();

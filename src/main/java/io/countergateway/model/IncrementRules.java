@@ -18,11 +18,13 @@ public final class IncrementRules {
   private final GatewayConfig config;
   private final LimitsOptions limits;
   private final Clock clock;
+  private final IdCharacters idCharacters;
 
   /** {@code clock}: the gateway's UTC clock, which puts windowed increments into their bucket. */
   public IncrementRules(GatewayConfig config, Clock clock) {
     this.config = config;
     this.limits = config.getLimits();
+    this.idCharacters = IdCharacters.of(limits.getIdPattern());
     this.clock = clock;
   }
 
@@ -45,7 +47,7 @@ public final class IncrementRules {
     if (id.length() > limits.getMaxIdLength()) {
       throw ApiError.badRequest("invalid_id", "id", "id must be at most " + limits.getMaxIdLength() + " characters");
     }
-    if (!limits.getIdPattern().matcher(id).matches()) {
+    if (!idCharacters.matches(id)) {
       throw ApiError.badRequest("invalid_id", "id", "id may only use the characters " + limits.getIdPattern().pattern());
     }
     return id;
@@ -176,6 +178,16 @@ public final class IncrementRules {
   }
 
   /** An increment given as a JSON object {@code {"type","id","delta"}}; {@code where} prefixes the field names. */
+  /** Item {@code index} of a batch; errors name it ({@code increments[i]}). */
+  public Increment increment(JsonObject json, int index) {
+    try {
+      return increment(json, "");
+    } catch (ApiError e) {
+      String where = IncrementBatch.where(index);
+      throw new ApiError(e.status(), e.code(), where + ": " + e.getMessage(), where + "." + e.field());
+    }
+  }
+
   public Increment increment(JsonObject json, String where) {
     try {
       Object type = json.getValue("type");
