@@ -28,7 +28,7 @@ esac
 command -v wrk >/dev/null || { echo "wrk is not installed (apt-get install wrk)" >&2; exit 2; }
 [ -f "$JAR" ] || mvn -q package -DskipTests
 mkdir -p "$OUT"
-for t in "${TABLE}_flushes" "${TABLE}_idempotency" "${TABLE}_lanes" "${TABLE}_rollups" "${TABLE}_schema" "${TABLE}_flush_sources" "${TABLE}_windows" "$TABLE"; do
+for t in "${TABLE}_flushes" "${TABLE}_idempotency" "${TABLE}_lanes" "${TABLE}_rollups" "${TABLE}_schema" "${TABLE}_flush_sources" "${TABLE}_windows" "${TABLE}_uniques" "${TABLE}_visitor_salts" "$TABLE"; do
   sql "DROP TABLE IF EXISTS $t" >/dev/null 2>&1 || true
 done
 
@@ -37,7 +37,12 @@ cleanup() { for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done; }
 trap cleanup EXIT
 java -jar "$JAR" bench plain-server --port "$PLAIN_PORT" >"$OUT/plain.log" 2>&1 &
 PIDS+=($!)
-CG_HTTP_PORT=$GATEWAY_PORT CG_DATABASE_TABLE=$TABLE java -jar "$JAR" --config "conf/$DB.yaml" >"$OUT/gateway.log" 2>&1 &
+# the database's configuration plus two beacon namespaces: one without the bot filter (plain beacons), one counting
+# unique visitors per day (namespaces: is the file's last block, so the lines below extend it)
+CONFIG="$OUT/gateway.yaml"
+{ cat "conf/$DB.yaml"; echo "  beacons-plain: { slots: 16, public: true, beacon: { dropBots: false } }"
+  echo "  beacons-unique: { slots: 16, public: true, unique: true, window: { bucket: day, retention: 2d } }"; } >"$CONFIG"
+CG_HTTP_PORT=$GATEWAY_PORT CG_DATABASE_TABLE=$TABLE java -jar "$JAR" --config "$CONFIG" >"$OUT/gateway.log" 2>&1 &
 GATEWAY_PID=$!; PIDS+=($GATEWAY_PID)
 wait_for() { for _ in $(seq 1 120); do [ "$(curl -s -o /dev/null -w '%{http_code}' "$1" || true)" = "$2" ] && return 0; sleep 0.5; done
   echo "no answer $2 from $1; see $OUT/*.log" >&2; exit 1; }
@@ -68,6 +73,8 @@ for round in $(seq 1 "$ROUNDS"); do
   R[load,$round]=$(idle)
   bench "plain-$round" 64 "$DURATION" "$P/"
   bench "beacon-$round" 64 "$DURATION" "$G/v1/beacon/pageviews/hot"; hot "beacon-$round"
+  bench "beacon-plain-$round" 64 "$DURATION" "$G/v1/beacon/beacons-plain/hot"
+  bench "beacon-unique-$round" 64 "$DURATION" "$G/v1/beacon/beacons-unique/hot"
   bench "accepted-$round" 64 "$DURATION" "$G/v1/counters/pageviews/hot/increments?ack=accepted" -s "$WRK_DIR/post.lua"; hot "accepted-$round"
   bench "commit64-$round" 64 "$DURATION" "$G/v1/counters/pageviews/hot/increments" -s "$WRK_DIR/post.lua"; hot "commit64-$round"
   bench "plain256-$round" 256 "$DURATION" "$P/"
@@ -89,9 +96,20 @@ BATCH_SUM=$(sql "SELECT COALESCE(SUM(count),0) FROM $TABLE WHERE record_type='do
 HOT_MAX=$((HOT_ACKED + HOT_RUNS * 256)); BATCH_INCR=$((BATCH_ACKED * BATCH)); BATCH_MAX=$((BATCH_INCR + BATCH_RUNS * 64 * BATCH))
 check() { if [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]; then echo ok; else echo MISMATCH; fi; }
 
-echo "event bus next to Redis INCRBY (in-process bench, $DURATION) ..." >&2
-java -jar "$JAR" bench --db "$DB" --concurrency 64 --duration "$DURATION" --counters 1 \
-  --strategies gateway-bus,redis >"$OUT/bus.md" 2>"$OUT/bus.log" || true
+BEACON_PLAIN_SUM=$(sql "SELECT COALESCE(SUM(count),0) FROM $TABLE WHERE record_type='beacons-plain' AND record_id='hot'")
+BEACON_PLAIN_ACKED=0; for r in $(seq 1 "$ROUNDS"); do BEACON_PLAIN_ACKED=$((BEACON_PLAIN_ACKED + $(acked "beacon-plain-$r"))); done
+UNIQUE_BYTES=$(sql "SELECT COALESCE(SUM($( [ "$DB" = postgres ] && echo 'octet_length(sketch)' || echo 'LENGTH(sketch)')),0) FROM ${TABLE}_uniques" 2>/dev/null || echo "?")
+
+# event bus at 64 senders (as in the issue) and at 512 (where neither side waits on its round trip), alternating
+for round in $(seq 1 "$ROUNDS"); do
+  for c in 64 512; do
+    echo "event bus next to Redis INCRBY, $c senders (in-process bench, $DURATION) ..." >&2
+    java -jar "$JAR" bench --db "$DB" --concurrency "$c" --duration "$DURATION" --counters 1 \
+      --strategies gateway-bus,redis >"$OUT/bus-$c-$round.md" 2>"$OUT/bus-$c-$round.log" || true
+  done
+done
+busrows() { grep -E '^\| #' "$OUT/bus-$1-1.md" | head -1; echo '|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|'
+  for r in $(seq 1 "$ROUNDS"); do grep -E '^\| [0-9]+ \| (gateway, event bus|Redis INCRBY)' "$OUT/bus-$1-$r.md"; done; }
 
 span() { # workload: "min-max" over the rounds of its requests/s
   local vals=(); for r in $(seq 1 "$ROUNDS"); do vals+=("$(rps "$1-$r")"); done
@@ -119,11 +137,23 @@ cat <<REPORT
 | commit writes (64) during those reads | $(span mixed-writes) | $(ratio mixed-writes commit64) × solo | $(col p99 mixed-writes) | $(col non2xx mixed-writes) |
 | HTTP batch of $BATCH over $BATCH_COUNTERS counters (× $BATCH = increments/s) | $(span batch) | | $(col p99 batch) | $(col non2xx batch) |
 
-Event bus, one increment per message, ack=commit, next to Redis INCRBY through the Vert.x client (same run):
+Beacon GET variants, each × plain beacons (no filter) of the same round:
 
-$(grep -E '^\|' "$OUT/bus.md" || echo "(see $OUT/bus.log)")
+| workload | requests/s (range over rounds) | × plain beacons (same round) | p99 ms per round | non-2xx per round |
+|---|---:|---:|---:|---:|
+| plain beacons (bot filter off) | $(span beacon-plain) | 1 | $(col p99 beacon-plain) | $(col non2xx beacon-plain) |
+| bot filter on (ua-parser crawler list) | $(span beacon) | $(ratio beacon beacon-plain) | $(col p99 beacon) | $(col non2xx beacon) |
+| unique visitors on (daily window) | $(span beacon-unique) | $(ratio beacon-unique beacon-plain) | $(col p99 beacon-unique) | $(col non2xx beacon-unique) |
+
+Sketch bytes in \`${TABLE}_uniques\` after the run (one counter, one day): $UNIQUE_BYTES.
+
+Event bus, one increment per message, ack=commit, next to Redis INCRBY through the Vert.x client, each round
+alternating (rows of the bench's own table):
+
+$(for c in 64 512; do echo "$c senders, rounds in order:"; echo; busrows "$c"; echo; done)
 
 Correctness after SIGTERM: hot counter $HOT_SUM in the table for $HOT_ACKED acknowledged (+ at most $((HOT_MAX - HOT_ACKED)) in flight when wrk stopped): $(check "$HOT_SUM" "$HOT_ACKED" "$HOT_MAX");
-batch counters $BATCH_SUM for $BATCH_INCR acknowledged (+ at most $((BATCH_MAX - BATCH_INCR))): $(check "$BATCH_SUM" "$BATCH_INCR" "$BATCH_MAX").
+batch counters $BATCH_SUM for $BATCH_INCR acknowledged (+ at most $((BATCH_MAX - BATCH_INCR))): $(check "$BATCH_SUM" "$BATCH_INCR" "$BATCH_MAX");
+plain beacons $BEACON_PLAIN_SUM for $BEACON_PLAIN_ACKED answered (+ at most $((ROUNDS * 64))): $(check "$BEACON_PLAIN_SUM" "$BEACON_PLAIN_ACKED" "$((BEACON_PLAIN_ACKED + ROUNDS * 64))").
 Raw wrk outputs and logs: $OUT
 REPORT

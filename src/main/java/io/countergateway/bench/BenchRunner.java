@@ -31,7 +31,9 @@ public final class BenchRunner implements AutoCloseable {
 
   public BenchRunner(BenchOptions options) {
     this.options = options;
-    VertxOptions vertxOptions = new VertxOptions().setMetricsOptions(new MetricsOptions().setEnabled(true));
+    // the gateway's own transport (epoll where it loads), for the gateway and the Redis client alike
+    VertxOptions vertxOptions = new VertxOptions().setMetricsOptions(new MetricsOptions().setEnabled(true))
+      .setPreferNativeTransport(true);
     this.vertx = Vertx.builder().with(vertxOptions).withMetrics(statements).build();
     this.ctx = new BenchContext(vertx, options, Long.toString(ThreadLocalRandom.current().nextLong() >>> 1, 36));
     this.driver = new LoadDriver(vertx, vertxOptions.getEventLoopPoolSize());
