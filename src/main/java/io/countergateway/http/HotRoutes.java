@@ -1,12 +1,14 @@
 package io.countergateway.http;
 
-import io.countergateway.config.HttpOptions;
+import io.countergateway.config.GatewayConfig;
 import io.countergateway.config.NamespaceOptions;
+import io.countergateway.idempotency.IdempotentIncrements;
 import io.countergateway.metrics.HttpRouteMeters;
 import io.countergateway.model.ApiError;
 import io.countergateway.model.Increment;
 import io.vertx.core.Handler;
 import io.vertx.core.MultiMap;
+import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.HttpServerRequest;
@@ -18,20 +20,32 @@ import java.util.Set;
 import java.util.regex.Pattern;
 
 /**
- * The hottest route, {@code GET /v1/beacon/{type}/{id}}, taken without the router; every other request, and every
- * beacon this class is not sure of, goes to the router, which answers it as before.
+ * The two hottest routes, {@code GET /v1/beacon/{type}/{id}} and {@code POST /v1/counters/{type}/{id}/increments},
+ * taken without the router; every other request, and every one of these this class is not sure of, goes to the
+ * router, which answers it as before.
  *
  * <p>Why: the router's work per request (matching every route in order, a routing context, the authority check, the
- * CORS handler) cost a beacon about a fifth of its throughput (issue 10's profile). Here a beacon costs one path split
- * and the same validation, filter, count and answer ({@link IncrementRoutes#takeBeacon}) the router path runs. A
- * request goes to the router when its path would need decoding or normalising ({@code %}, empty or dot segments),
- * when it carries a Transfer-Encoding or an authority the router would refuse, when its Origin is not plainly one
- * that {@code http.corsOrigins} allows (the CORS handler then refuses it), and when its type or id is refused (the
- * router then answers the error): so the answers are the router's in every case the router would answer differently.
+ * CORS and body handlers) cost a beacon about a fifth of its throughput (issue 10's profile). Here a request costs one
+ * path split and the same validation, count and answer the router path runs ({@link IncrementRoutes#takeBeacon},
+ * {@link IncrementRoutes#single(String, String, AckMode, Buffer, HttpServerResponse)}). A request goes to the router
+ * when its path would need decoding or normalising ({@code %}, empty or dot segments), when it carries a
+ * Transfer-Encoding or an authority the router would refuse; a beacon also when its Origin is not plainly one that
+ * {@code http.corsOrigins} allows (the CORS handler then refuses it) and when its type or id is refused (the router
+ * then answers the error); an increment also when authentication is on, when it has a query other than the ack, an
+ * idempotency key, an Expect header, a form body, or no Content-Length within {@code limits.maxBodyBytes}. So the
+ * answers are the router's in every case the router would answer differently.
  */
 final class HotRoutes implements Handler<HttpServerRequest> {
   private static final String BEACON_PREFIX = "/v1/beacon/";
   private static final String BEACON_ROUTE = "/v1/beacon/:type/:id";
+  private static final String COUNTERS_PREFIX = "/v1/counters/";
+  private static final String INCREMENTS_SUFFIX = "/increments";
+  private static final String INCREMENT_ROUTE = "/v1/counters/:type/:id/increments";
+  private static final Buffer NO_BODY = Buffer.buffer(0);
+  private static final CharSequence EXPECT = HttpHeaders.createOptimized("Expect");
+  private static final CharSequence CONTENT_LENGTH = HttpHeaders.createOptimized("Content-Length");
+  private static final CharSequence CONTENT_TYPE = HttpHeaders.createOptimized("Content-Type");
+  private static final CharSequence IDEMPOTENCY_KEY = HttpHeaders.createOptimized(IdempotentIncrements.HEADER);
   private static final Pattern PLAIN_ORIGIN = Pattern.compile("https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?");
   private static final CharSequence VARY = HttpHeaders.createOptimized("Vary");
   private static final CharSequence ORIGIN = HttpHeaders.createOptimized("Origin");
@@ -45,20 +59,98 @@ final class HotRoutes implements Handler<HttpServerRequest> {
   private final HttpRouteMeters meters;
   private final boolean anyOrigin;
   private final Set<String> origins;
+  private final boolean authenticates;
+  private final long maxBodyBytes;
 
-  HotRoutes(Router router, IncrementRoutes writes, HttpOptions http, HttpRouteMeters meters) {
+  HotRoutes(Router router, IncrementRoutes writes, GatewayConfig config, HttpRouteMeters meters) {
     this.router = router;
     this.writes = writes;
     this.meters = meters;
-    this.anyOrigin = http.getCorsOrigins().contains("*");
-    this.origins = Set.copyOf(http.getCorsOrigins());
+    this.anyOrigin = config.getHttp().getCorsOrigins().contains("*");
+    this.origins = Set.copyOf(config.getHttp().getCorsOrigins());
+    this.authenticates = config.getAuth().isEnabled();
+    this.maxBodyBytes = config.getLimits().getMaxBodyBytes();
   }
 
   @Override
   public void handle(HttpServerRequest request) {
-    if (!takeBeacon(request)) {
+    if (!takeBeacon(request) && !takeIncrement(request)) {
       router.handle(request);
     }
+  }
+
+  private boolean takeIncrement(HttpServerRequest request) {
+    if (request.method() != HttpMethod.POST || authenticates) {
+      return false;
+    }
+    String path = request.path();
+    if (path == null || !path.startsWith(COUNTERS_PREFIX) || !path.endsWith(INCREMENTS_SUFFIX) || path.indexOf('%') >= 0) {
+      return false;
+    }
+    int typeEnd = path.indexOf('/', COUNTERS_PREFIX.length());
+    int idEnd = path.length() - INCREMENTS_SUFFIX.length();
+    if (typeEnd < 0 || typeEnd >= idEnd || path.indexOf('/', typeEnd + 1) != idEnd) {
+      return false;
+    }
+    String type = path.substring(COUNTERS_PREFIX.length(), typeEnd);
+    String id = path.substring(typeEnd + 1, idEnd);
+    AckMode ack = ackOf(request.query());
+    if (ack == null || needsNormalising(type) || needsNormalising(id)) {
+      return false;
+    }
+    MultiMap headers = request.headers();
+    String contentType = headers.get(CONTENT_TYPE);
+    long length = contentLength(headers.get(CONTENT_LENGTH));
+    if (length < 0 || length > maxBodyBytes || headers.contains(TRANSFER_ENCODING) || headers.contains(EXPECT)
+      || headers.contains(IDEMPOTENCY_KEY) || contentType != null && isForm(contentType)
+      || !validAuthority(request)) {
+      return false;
+    }
+    long started = System.nanoTime();
+    HttpServerResponse response = request.response();
+    response.endHandler(ended -> meters.record(INCREMENT_ROUTE, HttpMethod.POST, response.getStatusCode(),
+      System.nanoTime() - started));
+    if (length == 0) {
+      writes.single(type, id, ack, NO_BODY, response);
+    } else {
+      // a body that never arrives whole (the client went away) is answered by no one: there is no one to answer
+      request.body().onSuccess(body -> writes.single(type, id, ack, body, response));
+    }
+    return true;
+  }
+
+  /** Bodies the router's body handler decodes as forms. */
+  private static boolean isForm(String contentType) {
+    return contentType.regionMatches(true, 0, "multipart/", 0, 10)
+      || contentType.regionMatches(true, 0, "application/x-www-form-urlencoded", 0, 33);
+  }
+
+  /** The ack of a query that holds nothing else; null for any other query (the router decodes those). */
+  private static AckMode ackOf(String query) {
+    if (query == null) {
+      return AckMode.COMMIT;
+    }
+    return switch (query) {
+      case "ack=accepted" -> AckMode.ACCEPTED;
+      case "ack=commit" -> AckMode.COMMIT;
+      default -> null;
+    };
+  }
+
+  /** 0 when absent (no Transfer-Encoding either: no body), -1 when not plain digits. */
+  private static long contentLength(String header) {
+    if (header == null) {
+      return 0;
+    }
+    if (header.isEmpty() || header.length() > 18) {
+      return -1;
+    }
+    for (int i = 0; i < header.length(); i++) {
+      if (header.charAt(i) < '0' || header.charAt(i) > '9') {
+        return -1;
+      }
+    }
+    return Long.parseLong(header);
   }
 
   private boolean takeBeacon(HttpServerRequest request) {

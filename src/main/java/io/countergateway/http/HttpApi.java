@@ -48,7 +48,7 @@ public final class HttpApi {
   public static Handler<HttpServerRequest> requestHandler(Vertx vertx, GatewayServices services, Coalescer coalescer,
                                                           IdempotentIncrements keyed, HttpRouteMeters meters) {
     Routes routes = routes(vertx, services, coalescer, keyed, meters);
-    return new HotRoutes(routes.router(), routes.writes(), services.config().getHttp(), meters);
+    return new HotRoutes(routes.router(), routes.writes(), services.config(), meters);
   }
 
   private record Routes(Router router, IncrementRoutes writes) {

@@ -76,14 +76,43 @@ final class IncrementRoutes {
         ? answer.compose(done -> counters.valueAfterCommit(increment.key().type(), increment.key().id())) : null);
       return;
     }
-    submit(ctx, increment, ack).onComplete(result -> {
-      if (result.succeeded() && returnsValue) {
-        counters.valueAfterCommit(increment.key().type(), increment.key().id()).onComplete(value -> Responses.json(ctx, 200,
-          new JsonObject(incrementAnswer(increment, ack)).put("value", value.result())));
-      } else if (result.succeeded()) {
-        Responses.json(ctx, ack == AckMode.COMMIT ? 200 : 202, incrementAnswer(increment, ack));
+    if (returnsValue) {
+      submit(increment, ack).onComplete(result -> {
+        if (result.succeeded()) {
+          counters.valueAfterCommit(increment.key().type(), increment.key().id()).onComplete(value -> Responses.json(ctx,
+            200, new JsonObject(incrementAnswer(increment, ack)).put("value", value.result())));
+        } else {
+          Responses.error(ctx, result.cause());
+        }
+      });
+      return;
+    }
+    takeSingle(increment, ack, ctx.response());
+  }
+
+  /**
+   * The hot path's single increment: {@code body} (may be empty) already read within the body limit, no query but
+   * the ack, no idempotency key, no form data. Refusals are answered here, as the router path answers them.
+   */
+  void single(String type, String id, AckMode ack, Buffer body, HttpServerResponse response) {
+    Increment increment;
+    try {
+      JsonObject fields = singleBody(body);
+      increment = rules.increment(type, id, fields == null ? null : fields.getValue("delta"),
+        fields == null ? null : fields.getValue("at"));
+    } catch (ApiError e) {
+      Responses.error(response, e);
+      return;
+    }
+    takeSingle(increment, ack, response);
+  }
+
+  private void takeSingle(Increment increment, AckMode ack, HttpServerResponse response) {
+    submit(increment, ack).onComplete(result -> {
+      if (result.succeeded()) {
+        Responses.json(response, ack == AckMode.COMMIT ? 200 : 202, incrementAnswer(increment, ack));
       } else {
-        Responses.error(ctx, result.cause());
+        Responses.error(response, result.cause());
       }
     });
   }
@@ -272,7 +301,7 @@ final class IncrementRoutes {
     }
   }
 
-  private Future<Void> submit(RoutingContext ctx, Increment increment, AckMode ack) {
+  private Future<Void> submit(Increment increment, AckMode ack) {
     try {
       Ack waiter = coalescer.add(increment, ack == AckMode.COMMIT);
       return waiter == null ? Future.succeededFuture() : waiter.future();

@@ -420,4 +420,35 @@ abstract class GatewayContractTest {
     assertThat(sums.get(prefix + "-bus")).isEqualTo(200L);
     assertThat(sums.values().stream().mapToLong(Long::longValue).sum()).isEqualTo(700L);
   }
+
+  @Test
+  @DisplayName("single increments, taken without the router, answer and count as the router's chain does")
+  void hotIncrementRouteAnswersAsTheRouter() throws InterruptedException {
+    String id = unique("hot-post");
+    String path = "/v1/counters/likes/" + id + "/increments";
+    HttpResponse<Buffer> accepted = await(fixture.http.post(path + "?ack=accepted").send());
+    assertThat(accepted.statusCode()).isEqualTo(202);
+    assertThat(accepted.bodyAsJsonObject().getString("ack")).isEqualTo("accepted");
+    HttpResponse<Buffer> committed = await(fixture.http.post(path).sendJsonObject(new JsonObject().put("delta", 5)));
+    assertThat(committed.statusCode()).isEqualTo(200);
+    assertThat(committed.bodyAsJsonObject()).isEqualTo(new JsonObject().put("type", "likes").put("id", id)
+      .put("delta", 5).put("ack", "commit"));
+    assertThat(committed.getHeader("Content-Type")).isEqualTo("application/json");
+
+    HttpResponse<Buffer> badJson = await(fixture.http.post(path).sendBuffer(Buffer.buffer("{\"delta\":")));
+    assertThat(badJson.statusCode()).isEqualTo(400);
+    assertThat(badJson.bodyAsJsonObject().getString("field")).isEqualTo("body");
+    HttpResponse<Buffer> unknown = await(fixture.http.post("/v1/counters/nosuch/" + id + "/increments").send());
+    assertThat(unknown.statusCode()).isEqualTo(404);
+    assertThat(unknown.bodyAsJsonObject().getString("error")).isEqualTo("unknown_namespace");
+    // left to the router: a form body, a query it must decode
+    HttpResponse<Buffer> form = await(fixture.http.post(path).putHeader("Content-Type", "multipart/form-data; boundary=x")
+      .sendBuffer(Buffer.buffer("--x--")));
+    assertThat(form.statusCode()).isEqualTo(415);
+    HttpResponse<Buffer> badAck = await(fixture.http.post(path + "?ack=later").send());
+    assertThat(badAck.statusCode()).isEqualTo(400);
+    assertThat(badAck.bodyAsJsonObject().getString("field")).isEqualTo("ack");
+
+    assertThat(eventually(() -> await(fixture.sumInTable("likes", id)), 6L)).isEqualTo(6L);
+  }
 }
