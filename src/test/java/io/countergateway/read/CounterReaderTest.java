@@ -66,6 +66,32 @@ class CounterReaderTest {
   }
 
   @Test
+  @DisplayName("a hot counter has one query at a time: the reads that arrive while it runs share the next one")
+  void oneQueryAtATimePerCounter() throws Exception {
+    store.set("likes", "hot", BigInteger.valueOf(3));
+    store.holdSums(true);
+    CounterReader reader = onLoop(() -> new CounterReader(store, 4, 100, 0));
+    Future<Map<String, Long>> first = onLoop(() -> reader.read("likes", List.of("hot")));
+    List<Future<Map<String, Long>>> later = onLoop(() -> java.util.stream.IntStream.range(0, 10)
+      .mapToObj(i -> reader.read("likes", List.of("hot"))).toList());
+    Future<Map<String, Long>> other = onLoop(() -> reader.read("likes", List.of("hot", "cold")));
+    // free query slots are used for other counters, never for a second query of the hot one
+    assertThat(store.sumQueries).containsExactly(List.of("hot"), List.of("cold"));
+
+    onLoop(store::release);
+    assertThat(await(first)).containsEntry("hot", 3L);
+    assertThat(store.sumQueries).hasSize(3).last().isEqualTo(List.of("hot"));
+    while (onLoop(store::release)) {
+      // the cold query and the shared hot one
+    }
+    for (Future<Map<String, Long>> read : later) {
+      assertThat(await(read)).containsEntry("hot", 3L);
+    }
+    assertThat(await(other)).containsEntry("hot", 3L).containsEntry("cold", 0L);
+    assertThat(store.sumQueries).hasSize(3);
+  }
+
+  @Test
   @DisplayName("a read from a thread other than its event loop is refused")
   void confinementIsChecked() throws Exception {
     CounterReader reader = onLoop(() -> new CounterReader(store, 1, 100, 0));

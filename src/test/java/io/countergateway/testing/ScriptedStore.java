@@ -47,6 +47,8 @@ public final class ScriptedStore implements CounterStore {
   }
 
   public final List<Flush> attempts = new ArrayList<>();
+  /** The ids of every SUM query, in the order they were sent. */
+  public final List<List<String>> sumQueries = new ArrayList<>();
   public final Set<String> committedIds = new HashSet<>();
   /** Attempts that wrote rows; more than {@code committedIds.size()} would mean an id was committed twice. */
   public int commits;
@@ -90,6 +92,11 @@ public final class ScriptedStore implements CounterStore {
 
   public int heldWrites() {
     return held.size();
+  }
+
+  /** SUM queries held until {@link #release()}. */
+  public int heldSums() {
+    return heldSums.size();
   }
 
   public ScriptedStore holdSums(boolean hold) {
@@ -138,6 +145,7 @@ public final class ScriptedStore implements CounterStore {
 
   @Override
   public Future<Map<String, BigInteger>> sum(String type, List<String> ids) {
+    sumQueries.add(List.copyOf(ids));
     Promise<Map<String, BigInteger>> answer = Promise.promise();
     Runnable reply = () -> {
       Map<String, BigInteger> values = new HashMap<>();
