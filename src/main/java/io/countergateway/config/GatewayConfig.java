@@ -19,6 +19,7 @@ public class GatewayConfig {
   private final List<RollupOptions> rollups = new ArrayList<>();
   private CompactionOptions compaction = new CompactionOptions();
   private IdempotencyOptions idempotency = new IdempotencyOptions();
+  private UniquesOptions uniques = UniquesOptions.defaults();
   private BeaconOptions beacon = new BeaconOptions();
   private ClusterOptions cluster = new ClusterOptions();
   private LaneOptions lanes = new LaneOptions();
@@ -60,6 +61,7 @@ public class GatewayConfig {
     }
     config.compaction = CompactionOptions.from(root.section("compaction"));
     config.idempotency = IdempotencyOptions.from(root.section("idempotency"));
+    config.uniques = UniquesOptions.from(root.section("uniques"));
     for (ConfigSection rollup : root.sections("rollups")) {
       config.addRollup(RollupOptions.from(rollup));
       rollup.rejectUnknownKeys();
@@ -110,6 +112,15 @@ public class GatewayConfig {
 
   public List<RollupOptions> getRollups() {
     return Collections.unmodifiableList(rollups);
+  }
+
+  public UniquesOptions getUniques() {
+    return uniques;
+  }
+
+  /** Whether any namespace counts unique visitors (and so needs the sketch tables' writers and readers). */
+  public boolean hasUniques() {
+    return namespaces.values().stream().anyMatch(NamespaceOptions::isUnique);
   }
 
   public IdempotencyOptions getIdempotency() {

@@ -16,6 +16,7 @@ public class HttpOptions {
   private List<String> corsOrigins = List.of("*");
   /** How long a browser may reuse a beacon preflight; Chromium caps this at 7200. */
   private int corsMaxAgeSeconds = 7200;
+  private TrustedProxies trustedProxies = TrustedProxies.NONE;
 
   static HttpOptions from(ConfigSection section) {
     return new HttpOptions()
@@ -23,7 +24,8 @@ public class HttpOptions {
       .setPort(section.intValue("port", DEFAULT_PORT))
       .setInstances(section.intValue("instances", DEFAULT_INSTANCES))
       .setCorsOrigins(section.has("corsOrigins") ? section.stringList("corsOrigins") : List.of("*"))
-      .setCorsMaxAgeSeconds(section.intValue("corsMaxAgeSeconds", 7200));
+      .setCorsMaxAgeSeconds(section.intValue("corsMaxAgeSeconds", 7200))
+      .setTrustedProxies(section.stringList("trustedProxies"));
   }
 
   public String getHost() {
@@ -73,6 +75,17 @@ public class HttpOptions {
 
   public HttpOptions setCorsMaxAgeSeconds(int corsMaxAgeSeconds) {
     this.corsMaxAgeSeconds = Checks.range("http.corsMaxAgeSeconds", corsMaxAgeSeconds, 0, 86_400);
+    return this;
+  }
+
+  /** Peers whose X-Forwarded-For names the client; empty: the TCP peer is always the client. */
+  public TrustedProxies getTrustedProxies() {
+    return trustedProxies;
+  }
+
+  /** IP addresses or CIDR blocks (IPv4 or IPv6). */
+  public HttpOptions setTrustedProxies(List<String> proxies) {
+    this.trustedProxies = TrustedProxies.parse("http.trustedProxies", proxies);
     return this;
   }
 }

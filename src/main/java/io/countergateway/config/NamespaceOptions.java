@@ -12,6 +12,7 @@ public class NamespaceOptions {
   private boolean honorGlobalPrivacyControl;
   /** Null for a plain namespace: one value per counter, no buckets. */
   private WindowOptions window;
+  private boolean unique;
 
   public NamespaceOptions(String name) {
     if (name == null || !name.matches("[a-z0-9][a-z0-9_.-]{0,63}")) {
@@ -24,13 +25,14 @@ public class NamespaceOptions {
   static NamespaceOptions from(String name, ConfigSection section) {
     ConfigSection beacon = section.section("beacon");
     boolean isPublic = section.boolValue("public", false);
-    return new NamespaceOptions(name)
+    NamespaceOptions namespace = new NamespaceOptions(name)
       .setSlots(section.intValue("slots", DEFAULT_SLOTS))
       .setPublic(isPublic)
       .setDropBots(beacon.boolValue("dropBots", isPublic))
       .setHonorDoNotTrack(beacon.boolValue("honorDoNotTrack", false))
       .setHonorGlobalPrivacyControl(beacon.boolValue("honorGlobalPrivacyControl", false))
       .setWindow(section.json().containsKey("window") ? WindowOptions.from(section.section("window")) : null);
+    return namespace.setUnique(section.boolValue("unique", false));
   }
 
   public String getName() {
@@ -96,6 +98,24 @@ public class NamespaceOptions {
 
   public NamespaceOptions setWindow(WindowOptions window) {
     this.window = window;
+    return this;
+  }
+
+  /** Beacons also feed a sketch of distinct visitors per counter and bucket (set after the window and public). */
+  public boolean isUnique() {
+    return unique;
+  }
+
+  public NamespaceOptions setUnique(boolean unique) {
+    if (unique && window == null) {
+      throw new ConfigException("namespaces." + name + ".unique", "unique visitors are counted per bucket: only a "
+        + "windowed namespace (namespaces." + name + ".window) may set unique: true");
+    }
+    if (unique && !isPublic) {
+      throw new ConfigException("namespaces." + name + ".unique", "unique visitors are counted from beacons: only a "
+        + "public namespace (namespaces." + name + ".public: true) may set unique: true");
+    }
+    this.unique = unique;
     return this;
   }
 }

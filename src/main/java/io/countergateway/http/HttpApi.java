@@ -9,6 +9,7 @@ import io.countergateway.config.AuthOptions.Right;
 import io.countergateway.config.HttpOptions;
 import io.countergateway.beacon.BeaconFilter;
 import io.countergateway.metrics.HttpRouteMeters;
+import io.countergateway.uniques.UniqueVisitors;
 import io.countergateway.model.ApiError;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.vertx.core.Handler;
@@ -41,13 +42,17 @@ public final class HttpApi {
 
   public static Router router(Vertx vertx, GatewayServices services, Coalescer coalescer, IdempotentIncrements keyed,
                               HttpRouteMeters meters) {
-    return routes(vertx, services, coalescer, keyed, meters).router();
+    return routes(vertx, services, coalescer, keyed, meters, null).router();
   }
 
-  /** What an ingest verticle's server serves: the hot beacon route without the router, all else through it. */
+  /**
+   * What an ingest verticle's server serves: the hot beacon route without the router, all else through it.
+   * {@code uniques}: the verticle's unique-visitor sketches, null when no namespace counts unique visitors.
+   */
   public static Handler<HttpServerRequest> requestHandler(Vertx vertx, GatewayServices services, Coalescer coalescer,
-                                                          IdempotentIncrements keyed, HttpRouteMeters meters) {
-    Routes routes = routes(vertx, services, coalescer, keyed, meters);
+                                                          IdempotentIncrements keyed, HttpRouteMeters meters,
+                                                          UniqueVisitors uniques) {
+    Routes routes = routes(vertx, services, coalescer, keyed, meters, uniques);
     return new HotRoutes(routes.router(), routes.writes(), services.config(), meters);
   }
 
@@ -55,12 +60,12 @@ public final class HttpApi {
   }
 
   private static Routes routes(Vertx vertx, GatewayServices services, Coalescer coalescer, IdempotentIncrements keyed,
-                               HttpRouteMeters meters) {
+                               HttpRouteMeters meters, UniqueVisitors uniques) {
     Router router = Router.router(vertx);
     router.route().handler(meters::begin).handler(HttpApi::refuseUnknownFraming);
     CounterClient client = new CounterClient(vertx, services.config().getLimits().getRequestTimeoutMs());
     IncrementRoutes writes = new IncrementRoutes(services, coalescer, client, keyed,
-      new BeaconFilter(vertx.getOrCreateContext(), services.config(), services.registry()));
+      new BeaconFilter(vertx.getOrCreateContext(), services.config(), services.registry()), uniques);
     ReadRoutes reads = new ReadRoutes(client, services.config());
     BodyHandler body = BodyHandler.create(false).setBodyLimit(services.config().getLimits().getMaxBodyBytes());
 

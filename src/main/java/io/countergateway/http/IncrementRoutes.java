@@ -6,11 +6,13 @@ import io.countergateway.beacon.BeaconFilter;
 import io.countergateway.batch.Coalescer;
 import io.countergateway.bus.CounterClient;
 import io.countergateway.config.NamespaceOptions;
+import io.countergateway.config.TrustedProxies;
 import io.countergateway.idempotency.IdempotentIncrements;
 import io.countergateway.model.ApiError;
 import io.countergateway.model.Increment;
 import io.countergateway.model.IncrementBatch;
 import io.countergateway.model.IncrementRules;
+import io.countergateway.uniques.UniqueVisitors;
 import com.fasterxml.jackson.core.io.JsonStringEncoder;
 import io.vertx.core.Future;
 import io.vertx.core.buffer.Buffer;
@@ -36,15 +38,20 @@ final class IncrementRoutes {
   private final CounterClient counters;
   private final IdempotentIncrements keyed;
   private final BeaconFilter beaconFilter;
+  /** Null when no namespace counts unique visitors. */
+  private final UniqueVisitors uniques;
+  private final TrustedProxies trustedProxies;
   private final IncrementRules rules;
   private final int maxBatchIncrements;
 
   IncrementRoutes(GatewayServices services, Coalescer coalescer, CounterClient counters, IdempotentIncrements keyed,
-                  BeaconFilter beaconFilter) {
+                  BeaconFilter beaconFilter, UniqueVisitors uniques) {
     this.coalescer = coalescer;
     this.counters = counters;
     this.keyed = keyed;
     this.beaconFilter = beaconFilter;
+    this.uniques = uniques;
+    this.trustedProxies = services.config().getHttp().getTrustedProxies();
     this.rules = services.rules();
     this.maxBatchIncrements = services.config().getLimits().getMaxBatchIncrements();
   }
@@ -243,7 +250,8 @@ final class IncrementRoutes {
 
   /**
    * {@code GET|POST /v1/beacon/{type}/{id}}: public namespaces only, delta 1, answered once taken. A body (any type,
-   * up to beacon.maxBodyBytes) is read and ignored. A beacon the namespace's filters drop gets the same answer.
+   * up to beacon.maxBodyBytes) is read and ignored. A beacon the namespace's filters drop gets the same answer. A
+   * counted beacon of a {@code unique: true} namespace also joins its counter-bucket's sketch of distinct visitors.
    */
   void beacon(RoutingContext ctx) {
     NamespaceOptions namespace;
@@ -282,6 +290,10 @@ final class IncrementRoutes {
         } catch (ApiError e) {
           Responses.error(request.response(), e);
           return;
+        }
+        if (uniques != null && namespace.isUnique()) {
+          uniques.record(increment.key(), ClientAddress.of(request, trustedProxies),
+            request.getHeader("User-Agent"));
         }
       }
       answerBeacon(request);

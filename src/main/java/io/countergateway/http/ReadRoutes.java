@@ -14,7 +14,7 @@ import java.util.function.Function;
 /** Read and reset routes; the read verticles do the work behind the event bus. */
 final class ReadRoutes {
   /** Query parameters of range and top-N reads, passed on to {@code counters.get} as they are. */
-  private static final List<String> WINDOW_PARAMETERS = List.of("from", "to", "top");
+  private static final List<String> WINDOW_PARAMETERS = List.of("from", "to", "top", "unique");
 
   private final CounterClient client;
   private final GatewayConfig config;
@@ -35,7 +35,7 @@ final class ReadRoutes {
       windowed(ctx, new JsonObject().put("type", type).put("id", id), reply -> new JsonObject().put("type", type)
         .put("id", id).put("bucket", reply.getString("bucket")).put("from", reply.getString("from"))
         .put("to", reply.getString("to")).put("buckets", reply.getJsonArray("buckets"))
-        .put("total", reply.getJsonObject("values").getValue(id)));
+        .put("total", reply.getJsonObject("values").getValue(id)).mergeIn(uniqueFields(reply)));
       return;
     }
     client.get(type, id).onComplete(result -> {
@@ -68,8 +68,11 @@ final class ReadRoutes {
         reply -> {
           JsonArray counters = new JsonArray();
           JsonObject values = reply.getJsonObject("values");
-          ids.stream().distinct().forEach(id -> counters.add(new JsonObject().put("id", id).put("total", values.getValue(id))));
+          JsonObject uniques = reply.getJsonObject("uniques", new JsonObject());
+          ids.stream().distinct().forEach(id -> counters.add(new JsonObject().put("id", id).put("total", values.getValue(id))
+            .mergeIn(uniques.getJsonObject(id, new JsonObject()))));
           reply.remove("values");
+          reply.remove("uniques");
           return reply.put("counters", counters);
         });
       return;
@@ -83,6 +86,15 @@ final class ReadRoutes {
         Responses.error(ctx, result.cause());
       }
     });
+  }
+
+  /** The distinct visitors of a {@code ?unique=true} read, none otherwise. */
+  private static JsonObject uniqueFields(JsonObject reply) {
+    JsonObject fields = new JsonObject();
+    if (reply.containsKey("unique")) {
+      fields.put("unique", reply.getValue("unique")).put("uniqueBounds", reply.getValue("uniqueBounds"));
+    }
+    return fields;
   }
 
   /** A read of a windowed namespace, or one that gives a range or top-N (refused with a 400 on a plain namespace). */

@@ -15,6 +15,8 @@ import io.countergateway.model.Increment;
 import io.countergateway.model.IncrementBatch;
 import io.countergateway.store.CounterStore;
 import io.countergateway.store.SqlStores;
+import io.countergateway.store.UniqueSketches;
+import io.countergateway.uniques.UniqueVisitors;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.eventbus.DeliveryOptions;
@@ -49,6 +51,8 @@ public class IngestVerticle extends VerticleBase {
   private HttpServer server;
   private CounterClient counters;
   private IdempotentIncrements keyed;
+  private UniqueSketches sketches;
+  private UniqueVisitors uniques;
 
   public IngestVerticle(GatewayServices services, int index, IntSupplier lane) {
     this.services = services;
@@ -66,6 +70,12 @@ public class IngestVerticle extends VerticleBase {
     coalescer.start();
     counters = new CounterClient(vertx, config.getLimits().getRequestTimeoutMs());
     keyed = new IdempotentIncrements(vertx, services);
+    if (config.hasUniques()) {
+      // one connection: one merge at a time per verticle
+      sketches = new UniqueSketches(vertx, config.getDatabase(), 1, config.getBatching().getWriteTimeoutMs());
+      uniques = new UniqueVisitors(vertx, sketches, config, services.clock(), lane, services.registry(), index);
+      uniques.start();
+    }
     consumer = vertx.eventBus().consumer(Addresses.INCREMENT, this::onIncrement);
     HttpServerOptions options = new HttpServerOptions()
       .setHost(config.getHttp().getHost()).setPort(config.getHttp().getPort())
@@ -76,7 +86,7 @@ public class IngestVerticle extends VerticleBase {
     HttpRouteMeters meters = new HttpRouteMeters(services.registry());
     return consumer.completion()
       .compose(registered -> vertx.createHttpServer(options)
-        .requestHandler(HttpApi.requestHandler(vertx, services, coalescer, keyed, meters))
+        .requestHandler(HttpApi.requestHandler(vertx, services, coalescer, keyed, meters, uniques))
         .invalidRequestHandler(HttpApi.invalidRequestHandler(meters))
         .listen())
       .onSuccess(listening -> server = listening);
@@ -95,9 +105,13 @@ public class IngestVerticle extends VerticleBase {
     Future<Void> closed = server == null ? Future.succeededFuture() : server.shutdown(timeoutMs, TimeUnit.MILLISECONDS);
     Future<Void> keyedDrained = keyed.drain().timeout(timeoutMs, TimeUnit.MILLISECONDS)
       .onFailure(e -> LOG.error("shutdown: requests with idempotency keys still in flight after {} ms: {}", timeoutMs, e.toString()));
+    Future<Void> sketchesDrained = uniques == null ? Future.succeededFuture() : uniques.drain()
+      .timeout(timeoutMs, TimeUnit.MILLISECONDS)
+      .onFailure(e -> LOG.error("shutdown: {} visitor sketches could not be merged within {} ms: {}",
+        uniques.pendingSketches(), timeoutMs, e.toString()));
     return consumer.unregister()
-      .transform(unregistered -> Future.join(drained, closed, keyedDrained))
-      .eventually(() -> store.close());
+      .transform(unregistered -> Future.join(drained, closed, keyedDrained, sketchesDrained))
+      .eventually(() -> sketches == null ? store.close() : Future.join(store.close(), sketches.close()).mapEmpty());
   }
 
   /** A JSON object is one increment, a JSON array a batch taken whole or not at all. */

@@ -11,6 +11,7 @@ import io.countergateway.model.IncrementRules;
 import io.countergateway.store.CounterStore;
 import io.countergateway.store.Failures;
 import io.countergateway.store.SqlStores;
+import io.countergateway.store.UniqueSketches;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.eventbus.Message;
@@ -36,6 +37,7 @@ public class ReadVerticle extends VerticleBase {
   private final boolean prunesFlushIds;
   private long pruneTimer = -1;
   private CounterStore store;
+  private UniqueSketches sketches;
   private CounterReader reader;
   private IncrementRules rules;
   private WindowedReads windows;
@@ -56,7 +58,11 @@ public class ReadVerticle extends VerticleBase {
     reader = new CounterReader(store, poolSize, IDS_PER_QUERY,
       services.config().getReads().getCacheMillis());
     rules = services.rules();
-    windows = new WindowedReads(store, services.config(), services.clock());
+    if (services.config().hasUniques()) {
+      sketches = new UniqueSketches(vertx, services.config().getDatabase(), poolSize,
+        services.config().getLimits().getRequestTimeoutMs());
+    }
+    windows = new WindowedReads(store, sketches, services.config(), services.clock());
     consumers.add(vertx.eventBus().<JsonObject>consumer(Addresses.GET, this::onGet));
     consumers.add(vertx.eventBus().<JsonObject>consumer(Addresses.RESET, this::onReset));
     consumers.add(vertx.eventBus().consumer(Addresses.PING, this::onPing));
@@ -81,7 +87,7 @@ public class ReadVerticle extends VerticleBase {
   public Future<?> stop() {
     vertx.cancelTimer(pruneTimer);
     return Future.all(consumers.stream().map(MessageConsumer::unregister).toList())
-      .eventually(() -> store.close());
+      .eventually(() -> sketches == null ? store.close() : Future.join(store.close(), sketches.close()).mapEmpty());
   }
 
   private void onGet(Message<JsonObject> message) {
@@ -119,14 +125,15 @@ public class ReadVerticle extends VerticleBase {
   /** Range, totals and top-N reads: checked whole before anything is read (see {@link WindowedReads}). */
   private void onWindowedGet(Message<JsonObject> message, NamespaceOptions namespace, JsonObject body) {
     String type = namespace.getName();
+    boolean unique = WindowedReads.unique(namespace, body);
     WindowedReads.Range range = windows.range(namespace, body);
     Future<JsonObject> read;
     if (body.containsKey("top")) {
-      read = windows.top(type, windows.top(body), range);
+      read = windows.top(type, windows.top(body), range, unique);
     } else if (body.containsKey("ids")) {
-      read = windows.totals(type, idsOf(body), range);
+      read = windows.totals(type, idsOf(body), range, unique);
     } else {
-      read = windows.one(type, rules.id(body.getString("id")), range);
+      read = windows.one(type, rules.id(body.getString("id")), range, unique);
     }
     read.onComplete(result -> {
       if (result.succeeded()) {

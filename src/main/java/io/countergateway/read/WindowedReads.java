@@ -8,6 +8,9 @@ import io.countergateway.model.IncrementRules;
 import io.countergateway.store.BucketValue;
 import io.countergateway.store.CounterStore;
 import io.countergateway.store.Failures;
+import io.countergateway.store.UniqueSketches;
+import io.countergateway.uniques.VisitorSketches;
+import io.countergateway.uniques.VisitorSketches.Estimate;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -25,6 +28,8 @@ import java.util.Map;
  */
 final class WindowedReads {
   private final CounterStore store;
+  /** Null when no namespace counts unique visitors. */
+  private final UniqueSketches sketches;
   private final GatewayConfig config;
   private final Clock clock;
 
@@ -36,21 +41,40 @@ final class WindowedReads {
     }
   }
 
-  WindowedReads(CounterStore store, GatewayConfig config, Clock clock) {
+  WindowedReads(CounterStore store, UniqueSketches sketches, GatewayConfig config, Clock clock) {
     this.store = store;
+    this.sketches = sketches;
     this.config = config;
     this.clock = clock;
   }
 
   /** True when the request is one for this class: a windowed namespace, or range or top-N fields on any. */
   static boolean applies(NamespaceOptions namespace, JsonObject request) {
-    return namespace.isWindowed() || request.containsKey("from") || request.containsKey("to") || request.containsKey("top");
+    return namespace.isWindowed() || request.containsKey("from") || request.containsKey("to") || request.containsKey("top")
+      || request.containsKey("unique");
+  }
+
+  /** {@code unique}: whether the answer adds each counter's distinct visitors; only where the namespace counts them. */
+  static boolean unique(NamespaceOptions namespace, JsonObject request) {
+    Object raw = request.getValue("unique");
+    if (raw == null) {
+      return false;
+    }
+    String text = String.valueOf(raw).trim();
+    if (!text.equals("true") && !text.equals("false")) {
+      throw ApiError.badRequest("invalid_unique", "unique", "unique must be true or false");
+    }
+    if (text.equals("true") && !namespace.isUnique()) {
+      throw ApiError.badRequest("invalid_unique", "unique", "unique is only taken by namespaces that count unique "
+        + "visitors; '" + namespace.getName() + "' does not (namespaces." + namespace.getName() + ".unique)");
+    }
+    return text.equals("true");
   }
 
   /** The checked range of a request; the default is the whole retention up to the end of the current bucket. */
   Range range(NamespaceOptions namespace, JsonObject request) {
     WindowOptions window = namespace.getWindow();
-    for (String field : List.of("from", "to", "top")) {
+    for (String field : List.of("from", "to", "top", "unique")) {
       if (window == null && request.containsKey(field)) {
         throw ApiError.badRequest("invalid_" + field, field, field + " is only taken by windowed namespaces; '"
           + namespace.getName() + "' has no window");
@@ -106,7 +130,16 @@ final class WindowedReads {
    * One counter: its non-empty buckets in the range and their total. Without a range, the current bucket and the
    * total over the retention.
    */
-  Future<JsonObject> one(String type, String id, Range range) {
+  Future<JsonObject> one(String type, String id, Range range, boolean unique) {
+    Future<JsonObject> counts = one(type, id, range);
+    if (!unique) {
+      return counts;
+    }
+    Future<Estimate> visitors = uniques(type, id, range);
+    return Future.all(counts, visitors).map(both -> withUnique(counts.result(), visitors.result()));
+  }
+
+  private Future<JsonObject> one(String type, String id, Range range) {
     long current = range.window().bucketOf(clock.instant());
     Future<List<BucketValue>> buckets = range.explicit() ? store.windowBuckets(type, id, range.from(), range.to())
       : store.windowBuckets(type, id, current, current + range.window().getBucket().seconds);
@@ -126,23 +159,60 @@ final class WindowedReads {
       });
   }
 
-  /** Several counters: their totals over the range. */
-  Future<JsonObject> totals(String type, List<String> ids, Range range) {
-    return store.windowTotals(type, ids, range.from(), range.to()).map(sums -> {
+  /** Several counters: their totals over the range; with {@code unique}, their distinct visitors under "uniques". */
+  Future<JsonObject> totals(String type, List<String> ids, Range range, boolean unique) {
+    Future<JsonObject> counts = store.windowTotals(type, ids, range.from(), range.to()).map(sums -> {
       JsonObject values = new JsonObject();
       for (String id : ids) {
         values.put(id, Failures.exactLong(sums.getOrDefault(id, BigInteger.ZERO)));
       }
       return range.describe(type).put("values", values);
     });
+    if (!unique) {
+      return counts;
+    }
+    List<String> distinct = ids.stream().distinct().toList();
+    List<Future<Estimate>> visitors = distinct.stream().map(id -> uniques(type, id, range)).toList();
+    return Future.all(counts, Future.all(visitors)).map(all -> {
+      JsonObject perId = new JsonObject();
+      for (int i = 0; i < distinct.size(); i++) {
+        perId.put(distinct.get(i), withUnique(new JsonObject(), visitors.get(i).result()));
+      }
+      return counts.result().put("uniques", perId);
+    });
+  }
+
+  /**
+   * The distinct visitors of one counter over the range: the union of its sketches over every slot and bucket. The
+   * visitor hash is keyed by a salt that changes every UTC day, so over several days this is the sum of each day's
+   * distinct visitors (a visitor who came on two days counts twice), and within one day it is exact union.
+   */
+  private Future<Estimate> uniques(String type, String id, Range range) {
+    return sketches.read(type, id, range.from(), range.to())
+      .map(stored -> VisitorSketches.estimate(stored, config.getUniques().getLgK()));
+  }
+
+  /** {@code "unique": n, "uniqueBounds": {"lower", "upper"}} (two sigmas) on {@code answer}. */
+  static JsonObject withUnique(JsonObject answer, Estimate estimate) {
+    return answer.put("unique", estimate.unique())
+      .put("uniqueBounds", new JsonObject().put("lower", estimate.lower()).put("upper", estimate.upper()));
   }
 
   /** The ids with the largest totals over the range, largest first. */
-  Future<JsonObject> top(String type, int count, Range range) {
-    return store.windowTop(type, range.from(), range.to(), count).map(ranked -> {
+  Future<JsonObject> top(String type, int count, Range range, boolean unique) {
+    return store.windowTop(type, range.from(), range.to(), count).compose(ranked -> {
       JsonArray top = new JsonArray();
       ranked.forEach(entry -> top.add(new JsonObject().put("id", entry.getKey()).put("total", Failures.exactLong(entry.getValue()))));
-      return range.describe(type).put("top", top);
+      if (!unique) {
+        return Future.succeededFuture(range.describe(type).put("top", top));
+      }
+      List<Future<Estimate>> visitors = ranked.stream().map(entry -> uniques(type, entry.getKey(), range)).toList();
+      return Future.all(visitors).map(all -> {
+        for (int i = 0; i < ranked.size(); i++) {
+          withUnique(top.getJsonObject(i), visitors.get(i).result());
+        }
+        return range.describe(type).put("top", top);
+      });
     });
   }
 }

@@ -28,6 +28,7 @@ public final class BucketRetention {
   private final String table;
   private final NamespaceOptions namespace;
   private final WindowStatements sql;
+  private final UniqueStatements uniques;
   private final Clock clock;
   private final int batch;
   private final Counter deleted;
@@ -40,6 +41,7 @@ public final class BucketRetention {
     this.table = table;
     this.namespace = namespace;
     this.sql = postgres ? new PostgresSql(table, false).windows : new MySqlSql(table).windows;
+    this.uniques = UniqueSketches.statements(postgres, table);
     this.clock = clock;
     this.batch = batch;
     Tags tags = Tags.of("namespace", namespace.getName());
@@ -56,15 +58,19 @@ public final class BucketRetention {
     return pool.withConnection(conn -> {
       DatabaseLock lock = new DatabaseLock(conn, postgres, "counter-gateway:windows:" + table + ":" + namespace.getName());
       return lock.tryAcquire().compose(held -> held
-        ? deleteBatches(conn, cut, 0).eventually(lock::release) : Future.succeededFuture(0));
+        ? deleteBatches(conn, sql.expire(), cut, 0)
+          .compose(rows -> namespace.isUnique() ? deleteBatches(conn, uniques.expire(), cut, rows) : Future.succeededFuture(rows))
+          .eventually(lock::release)
+        : Future.succeededFuture(0));
     }).compose(rows -> measureLag(cut).map(rows));
   }
 
-  private Future<Integer> deleteBatches(SqlConnection conn, long cut, int sofar) {
-    return conn.preparedQuery(sql.expire()).execute(Tuple.of(namespace.getName(), cut, batch)).compose(rows -> {
+  /** The bucket rows, then (unique namespaces) the visitor sketches of the same buckets. */
+  private Future<Integer> deleteBatches(SqlConnection conn, String expire, long cut, int sofar) {
+    return conn.preparedQuery(expire).execute(Tuple.of(namespace.getName(), cut, batch)).compose(rows -> {
       deleted.increment(rows.rowCount());
       return rows.rowCount() < batch ? Future.succeededFuture(sofar + rows.rowCount())
-        : deleteBatches(conn, cut, sofar + rows.rowCount());
+        : deleteBatches(conn, expire, cut, sofar + rows.rowCount());
     });
   }
 

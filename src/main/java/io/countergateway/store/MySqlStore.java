@@ -31,7 +31,7 @@ final class MySqlStore extends PooledCounterStore {
   private final boolean exactlyOnce;
 
   MySqlStore(Vertx vertx, Supplier<Pool> pools, long attemptTimeoutMs, MySqlSql sql, String table, boolean exactlyOnce) {
-    super(vertx, pools, attemptTimeoutMs, sql.reset, sql.windows);
+    super(vertx, pools, attemptTimeoutMs, sql.reset, sql.windows, UniqueSketches.statements(false, table).reset());
     this.sql = sql;
     this.table = table;
     this.exactlyOnce = exactlyOnce;

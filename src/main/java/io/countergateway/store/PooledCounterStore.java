@@ -25,14 +25,17 @@ abstract class PooledCounterStore implements CounterStore {
   protected final BoundedPool pools;
   private final String resetSql;
   private final WindowStatements windows;
+  private final String resetUniques;
   /** The settled-flush bookkeeping; null without flush ids ({@code batching.exactlyOnce=false}). */
   protected FlushFence fence;
 
-  PooledCounterStore(Vertx vertx, Supplier<Pool> pools, long attemptTimeoutMs, String resetSql, WindowStatements windows) {
+  PooledCounterStore(Vertx vertx, Supplier<Pool> pools, long attemptTimeoutMs, String resetSql, WindowStatements windows,
+                     String resetUniques) {
     this.vertx = vertx;
     this.pools = new BoundedPool(vertx, pools, attemptTimeoutMs);
     this.resetSql = resetSql;
     this.windows = windows;
+    this.resetUniques = resetUniques;
   }
 
   protected <T> Future<T> bounded(Function<Pool, Future<T>> attempt) {
@@ -99,6 +102,7 @@ abstract class PooledCounterStore implements CounterStore {
     Pool pool = pools.current();
     return pool.preparedQuery(resetSql).execute(Tuple.of(key.type(), key.id()))
       .compose(plain -> pool.preparedQuery(windows.reset()).execute(Tuple.of(key.type(), key.id())))
+      .compose(buckets -> pool.preparedQuery(resetUniques).execute(Tuple.of(key.type(), key.id())))
       .mapEmpty();
   }
 

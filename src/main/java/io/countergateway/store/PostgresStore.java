@@ -18,7 +18,7 @@ final class PostgresStore extends PooledCounterStore {
   private final String table;
 
   PostgresStore(Vertx vertx, Supplier<Pool> pools, long attemptTimeoutMs, PostgresSql sql, String table) {
-    super(vertx, pools, attemptTimeoutMs, sql.reset, sql.windows);
+    super(vertx, pools, attemptTimeoutMs, sql.reset, sql.windows, UniqueSketches.statements(true, table).reset());
     this.sql = sql;
     this.table = table;
     if (sql.exactlyOnce) {

@@ -47,7 +47,7 @@ public final class SchemaUpgrade {
    */
   public static List<String> tables(String table) {
     return List.of(table + "_schema", table + "_flushes", table + "_flush_sources", table + "_rollups",
-      table + "_idempotency", table + "_lanes", table + "_windows", table);
+      table + "_idempotency", table + "_lanes", table + "_windows", table + "_uniques", table + "_visitor_salts", table);
   }
 
   /** The version this gateway brings the database to. */

@@ -1,0 +1,236 @@
+package io.countergateway.uniques;
+
+import io.countergateway.config.BatchingOptions;
+import io.countergateway.config.GatewayConfig;
+import io.countergateway.config.NamespaceOptions;
+import io.countergateway.config.UniquesOptions;
+import io.countergateway.model.CounterKey;
+import io.countergateway.store.UniqueSketches;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import org.apache.datasketches.hll.HllSketch;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import javax.crypto.Mac;
+import javax.crypto.spec.SecretKeySpec;
+import java.nio.charset.StandardCharsets;
+import java.security.GeneralSecurityException;
+import java.security.SecureRandom;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.IntSupplier;
+
+/**
+ * The distinct visitors of one ingest verticle's counted beacons, held as one sketch per counter and bucket and merged
+ * into the database every {@code uniques.flushIntervalMs}. A visitor is the keyed hash HMAC-SHA256(salt of the UTC day,
+ * IP address, User-Agent, namespace): the same visitor gives the same value all day on every replica, and nothing that
+ * is stored or kept in memory longer than the hash takes leads back to the address once the salt is gone (48 hours).
+ * The IP address, the User-Agent and the salt are never written anywhere, and never logged.
+ *
+ * <p>Confined to its verticle's event loop, like the coalescer. Writes are separate from the counts' flushes and
+ * at least once: a union merged twice is the same union, so a failed or timed-out merge is retried with the writes'
+ * backoff, its sketches folded back into the pending ones. Memory is bounded by {@code uniques.maxPendingSketches}
+ * counter-buckets: when full, visitors of a counter-bucket already held are still taken, and those of a new one are
+ * dropped from the unique count (and counted in {@code gateway_uniques_dropped_total}); the beacon is counted anyway.
+ */
+public final class UniqueVisitors {
+  private static final Logger LOG = LoggerFactory.getLogger(UniqueVisitors.class);
+  private static final long SECONDS_PER_DAY = 86_400;
+  private static final int SALT_BYTES = 32;
+  private static final SecureRandom RANDOM = new SecureRandom();
+
+  private final Vertx vertx;
+  private final UniqueSketches store;
+  private final UniquesOptions options;
+  private final BatchingOptions retries;
+  private final Clock clock;
+  private final IntSupplier lane;
+  private final Thread eventLoop;
+  /** The keyed hash of each day whose salt this verticle has (at most today and yesterday), or is fetching. */
+  private final Map<Long, Future<Mac>> hashByDay = new HashMap<>();
+  private LinkedHashMap<CounterKey, HllSketch> pending = new LinkedHashMap<>();
+  private final Map<String, Integer> slotsByNamespace = new HashMap<>();
+  private final Counter droppedFull;
+  private final Counter droppedNoSalt;
+  private long merges;
+  private int failedAttempts;
+  private boolean inFlight;
+  private long notBeforeNanos;
+  private long timerId = -1;
+  private Promise<Void> drained;
+
+  public UniqueVisitors(Vertx vertx, UniqueSketches store, GatewayConfig config, Clock clock, IntSupplier lane,
+                        MeterRegistry registry, int index) {
+    this.vertx = vertx;
+    this.store = store;
+    this.options = config.getUniques();
+    this.retries = config.getBatching();
+    this.clock = clock;
+    this.lane = lane;
+    this.eventLoop = Thread.currentThread();
+    for (NamespaceOptions namespace : config.getNamespaces().values()) {
+      slotsByNamespace.put(namespace.getName(), namespace.getSlots());
+    }
+    Tags tags = Tags.of("verticle", Integer.toString(index));
+    droppedFull = Counter.builder("gateway.uniques.dropped").tags(tags.and("reason", "full"))
+      .description("counted beacons left out of the unique-visitor sketches").register(registry);
+    droppedNoSalt = Counter.builder("gateway.uniques.dropped").tags(tags.and("reason", "no_salt"))
+      .description("counted beacons left out of the unique-visitor sketches").register(registry);
+    FunctionCounter.builder("gateway.uniques.merges", this, u -> u.merges).tags(tags)
+      .description("sketch merges committed to the database").register(registry);
+    Gauge.builder("gateway.uniques.pending", this, u -> u.pending.size()).tags(tags)
+      .description("counter-buckets whose visitor sketch waits to be merged").register(registry);
+  }
+
+  public void start() {
+    timerId = vertx.setPeriodic(options.getFlushIntervalMs(), id -> flush());
+  }
+
+  /** A counted beacon of a {@code unique: true} namespace, by the visitor at {@code address} with {@code userAgent}. */
+  public void record(CounterKey key, String address, String userAgent) {
+    if (Thread.currentThread() != eventLoop) {
+      throw new IllegalStateException("unique visitors must be recorded on the event loop of the verticle that created them");
+    }
+    if (drained != null) {
+      return;
+    }
+    long day = Math.floorDiv(clock.instant().getEpochSecond(), SECONDS_PER_DAY);
+    byte[] visitor = (address + '\0' + (userAgent == null ? "" : userAgent) + '\0' + key.type())
+      .getBytes(StandardCharsets.UTF_8);
+    hashOf(day).onComplete(hash -> {
+      if (hash.succeeded()) {
+        add(key, firstLong(hash.result().doFinal(visitor)));
+      } else {
+        droppedNoSalt.increment();
+      }
+    });
+  }
+
+  private Future<Mac> hashOf(long day) {
+    Future<Mac> known = hashByDay.get(day);
+    if (known != null) {
+      return known;
+    }
+    hashByDay.keySet().removeIf(other -> other < day - 1);
+    byte[] candidate = new byte[SALT_BYTES];
+    RANDOM.nextBytes(candidate);
+    Future<Mac> fetched = store.salt(day, candidate).map(UniqueVisitors::keyedHash);
+    hashByDay.put(day, fetched);
+    fetched.onFailure(e -> {
+      // the visits of this moment go uncounted as visitors; the next one asks the database again
+      hashByDay.remove(day, fetched);
+      LOG.warn("could not get the visitor salt of day {}: {}", day, e.toString());
+    });
+    return fetched;
+  }
+
+  private static Mac keyedHash(byte[] salt) {
+    try {
+      Mac mac = Mac.getInstance("HmacSHA256");
+      mac.init(new SecretKeySpec(salt, "HmacSHA256"));
+      return mac;
+    } catch (GeneralSecurityException e) {
+      throw new IllegalStateException("HmacSHA256 is part of every Java runtime", e);
+    }
+  }
+
+  private static long firstLong(byte[] digest) {
+    long value = 0;
+    for (int i = 0; i < Long.BYTES; i++) {
+      value = (value << 8) | (digest[i] & 0xFF);
+    }
+    return value;
+  }
+
+  private void add(CounterKey key, long visitor) {
+    HllSketch sketch = pending.get(key);
+    if (sketch == null) {
+      if (pending.size() >= options.getMaxPendingSketches()) {
+        droppedFull.increment();
+        return;
+      }
+      sketch = VisitorSketches.empty(options.getLgK());
+      pending.put(key, sketch);
+    }
+    sketch.update(visitor);
+  }
+
+  private void flush() {
+    if (inFlight || pending.isEmpty() || System.nanoTime() - notBeforeNanos < 0) {
+      return;
+    }
+    LinkedHashMap<CounterKey, HllSketch> taken = pending;
+    pending = new LinkedHashMap<>();
+    int slotLane = lane.getAsInt();
+    List<UniqueSketches.SketchRow> rows = new ArrayList<>(taken.size());
+    taken.forEach((key, sketch) -> rows.add(new UniqueSketches.SketchRow(key,
+      (short) Math.floorMod(slotLane, slotsByNamespace.getOrDefault(key.type(), 1)), sketch.toCompactByteArray())));
+    inFlight = true;
+    int lgK = options.getLgK();
+    store.merge(rows, (stored, incoming) -> VisitorSketches.union(stored, incoming, lgK)).onComplete(merged -> {
+      inFlight = false;
+      if (merged.succeeded()) {
+        merges++;
+        failedAttempts = 0;
+      } else {
+        LOG.warn("merging {} visitor sketches failed (attempt {}), will retry: {}", taken.size(), failedAttempts + 1,
+          merged.cause().toString());
+        foldBack(taken);
+        notBeforeNanos = System.nanoTime() + retries.retryDelayMs(failedAttempts++) * 1_000_000L;
+      }
+      if (drained != null) {
+        continueDrain();
+      }
+    });
+  }
+
+  /** A failed merge's sketches join the pending ones; past the cap too, since they were taken within it. */
+  private void foldBack(Map<CounterKey, HllSketch> failed) {
+    failed.forEach((key, sketch) -> {
+      HllSketch current = pending.get(key);
+      if (current == null) {
+        pending.put(key, sketch);
+      } else {
+        byte[] union = VisitorSketches.union(current.toCompactByteArray(), sketch.toCompactByteArray(), options.getLgK());
+        pending.put(key, HllSketch.heapify(union));
+      }
+    });
+  }
+
+  /** Merges everything held; new visits are no longer taken. The caller bounds the wait. */
+  public Future<Void> drain() {
+    if (drained == null) {
+      drained = Promise.promise();
+      vertx.cancelTimer(timerId);
+      continueDrain();
+    }
+    return drained.future();
+  }
+
+  private void continueDrain() {
+    if (inFlight) {
+      return;
+    }
+    if (pending.isEmpty()) {
+      drained.tryComplete();
+      return;
+    }
+    long waitMs = Math.max(1, (notBeforeNanos - System.nanoTime()) / 1_000_000L);
+    vertx.setTimer(waitMs, id -> flush());
+  }
+
+  public int pendingSketches() {
+    return pending.size();
+  }
+}
