@@ -7,7 +7,6 @@ import io.countergateway.config.IdempotencyOptions;
 import io.countergateway.config.NamespaceOptions;
 import io.countergateway.config.RollupOptions;
 import io.countergateway.store.BucketRetention;
-import io.countergateway.store.UniqueSketches;
 import io.countergateway.store.DatabaseLock;
 import io.countergateway.store.KeyedWrites;
 import io.countergateway.store.SqlStores;
@@ -18,15 +17,13 @@ import io.vertx.sqlclient.SqlConnection;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.time.LocalDate;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Supplier;
 
 /**
  * The background jobs of one gateway: each configured roll-up on its interval, compaction, the expiry of
- * idempotency keys, the retention of each windowed namespace's buckets (and visitor sketches), and the expiry of
- * visitor salts. Every replica runs
+ * idempotency keys, and the retention of each windowed namespace's buckets (and of its visitor sketches and salts). Every replica runs
  * the timers; the database lock of each job lets one replica at a time do the work, and another takes over as
  * soon as that one stops (its session, and so its lock, ends).
  */
@@ -34,8 +31,6 @@ public class RollupVerticle extends VerticleBase {
   private static final Logger LOG = LoggerFactory.getLogger(RollupVerticle.class);
   /** Keys deleted per statement: each statement stays short. */
   private static final int EXPIRY_BATCH = 5_000;
-  /** A salt outlives its 48 hours by at most this much. */
-  private static final int SALT_EXPIRY_INTERVAL_SECONDS = 600;
 
   private final GatewayServices services;
   private final List<Long> timers = new ArrayList<>();
@@ -79,11 +74,6 @@ public class RollupVerticle extends VerticleBase {
           schedule(namespace.getWindow().getExpiryIntervalSeconds(), "bucket retention of " + namespace.getName(),
             retention::runOnce);
         }
-      }
-      if (config.hasUniques()) {
-        // no lock needed: deleting the salts of days gone by is the same whichever replica does it, however often
-        schedule(SALT_EXPIRY_INTERVAL_SECONDS, "visitor salt expiry", () -> UniqueSketches.expireSalts(pool,
-          database.isPostgres(), database.getTable(), LocalDate.now(services.clock()).toEpochDay() - 1));
       }
       if (config.getCompaction().isEnabled()) {
         compaction = new Compaction(pool, database.isPostgres(), database.getTable(), config.getCompaction(), services.registry());

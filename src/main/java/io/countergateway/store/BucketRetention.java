@@ -15,7 +15,8 @@ import java.time.Clock;
 import java.time.Instant;
 
 /**
- * Deletes the buckets of one windowed namespace that have left its retention, in small batches, on one replica at a
+ * Deletes the buckets of one windowed namespace that have left its retention (and, for a {@code unique: true}
+ * namespace, their visitor sketches, and the visitor salts older than 48 hours), in small batches, on one replica at a
  * time (a database lock per namespace, as roll-ups and compaction take theirs). Every replica reports the lag: how far
  * past the retention the oldest stored bucket is, 0 once the job keeps up.
  */
@@ -59,7 +60,8 @@ public final class BucketRetention {
       DatabaseLock lock = new DatabaseLock(conn, postgres, "counter-gateway:windows:" + table + ":" + namespace.getName());
       return lock.tryAcquire().compose(held -> held
         ? deleteBatches(conn, sql.expire(), cut, 0)
-          .compose(rows -> namespace.isUnique() ? deleteBatches(conn, uniques.expire(), cut, rows) : Future.succeededFuture(rows))
+          .compose(rows -> namespace.isUnique() ? deleteBatches(conn, uniques.expire(), cut, rows)
+            .compose(withSketches -> expireSalts(conn).map(withSketches)) : Future.succeededFuture(rows))
           .eventually(lock::release)
         : Future.succeededFuture(0));
     }).compose(rows -> measureLag(cut).map(rows));
@@ -72,6 +74,15 @@ public final class BucketRetention {
       return rows.rowCount() < batch ? Future.succeededFuture(sofar + rows.rowCount())
         : deleteBatches(conn, expire, cut, sofar + rows.rowCount());
     });
+  }
+
+  /**
+   * The visitor salts of the days before yesterday: a salt lives 48 hours from the start of its UTC day, long enough
+   * for every replica to finish that day's visits, and no longer (at most one retention interval more).
+   */
+  private Future<Void> expireSalts(SqlConnection conn) {
+    long yesterday = Math.floorDiv(clock.instant().getEpochSecond(), 86_400L) - 1;
+    return conn.preparedQuery(uniques.expireSalts()).execute(Tuple.of(yesterday)).mapEmpty();
   }
 
   private Future<Void> measureLag(long cut) {

@@ -5,7 +5,6 @@ import io.countergateway.model.CounterKey;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
-import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.SqlConnection;
 import io.vertx.sqlclient.Tuple;
@@ -110,15 +109,6 @@ public final class UniqueSketches {
     return pools.attempt(pool -> pool.preparedQuery(sql.insertSalt()).execute(Tuple.of(day, Buffer.buffer(candidate)))
       .compose(inserted -> pool.preparedQuery(sql.readSalt()).execute(Tuple.of(day)))
       .map(rows -> rows.iterator().next().getBuffer(0).getBytes()));
-  }
-
-  /**
-   * Deletes the salts of the days before {@code beforeDay}: run with yesterday, a salt lives 48 hours from the start of
-   * its day, long enough for every replica to finish that day's visits, and no longer.
-   */
-  public static Future<Integer> expireSalts(Pool pool, boolean postgres, String table, long beforeDay) {
-    return pool.preparedQuery(statements(postgres, table).expireSalts()).execute(Tuple.of(beforeDay))
-      .map(rows -> rows.rowCount());
   }
 
   public Future<Void> close() {

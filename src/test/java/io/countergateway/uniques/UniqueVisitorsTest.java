@@ -259,6 +259,53 @@ class UniqueVisitorsTest {
     }
   }
 
+  @ParameterizedTest(name = "on {0}")
+  @ValueSource(strings = {"postgres", "mariadb"})
+  @DisplayName("a graceful stop merges the sketches held, a merge that fails is retried until it lands, and sketches and salts leave with the retention")
+  void sketchesSurviveStopsAndFailuresAndLeaveWithTheRetention(String database) {
+    String table = "uniques_life_" + System.nanoTime() % 1_000_000;
+    SettableClock clock = new SettableClock(MORNING);
+    JsonObject config = config(database, table, List.of("127.0.0.1", "::1"));
+    config.getJsonObject("namespaces").getJsonObject("visits").getJsonObject("window").put("expiryIntervalSeconds", 1);
+    JsonObject rarely = config.copy().put("uniques", new JsonObject().put("flushIntervalMs", 60_000));
+    try (GatewayFixture first = GatewayFixture.start(rarely, clock)) {
+      visit(List.of(first), "docs", 0, 25, true);
+      await(first.vertx.timer(300)); // the count's flush; the sketch waits for its minute, or for the stop
+    }
+
+    try (GatewayFixture gateway = GatewayFixture.start(config, clock)) {
+      assertThat(read(gateway, "/v1/counters/visits/docs?unique=true").getLong("unique")).as("merged by the stop")
+        .isEqualTo(25);
+      String away = database.equals("postgres") ? "ALTER TABLE " + table + "_uniques RENAME TO " + table + "_away"
+        : "RENAME TABLE " + table + "_uniques TO " + table + "_away";
+      String back = database.equals("postgres") ? "ALTER TABLE " + table + "_away RENAME TO " + table + "_uniques"
+        : "RENAME TABLE " + table + "_away TO " + table + "_uniques";
+      await(gateway.sql().query(away).execute());
+      visit(List.of(gateway), "docs", 20, 40, true);
+      await(gateway.vertx.timer(600)); // merges fail meanwhile
+      await(gateway.sql().query(back).execute());
+      assertThat(settled(gateway, "/v1/counters/visits/docs?unique=true", 45).getLong("unique"))
+        .as("visitors 0-39: the stop's 25 and the retried 20, 5 of them the same").isEqualTo(40);
+
+      clock.advance(Duration.ofDays(1));
+      visit(List.of(gateway), "docs", 0, 1, true); // the second day's salt
+      clock.advance(Duration.ofDays(3)); // day 1 past the 3-day retention, both salts older than 48 hours
+      long deadline = System.nanoTime() + 10_000_000_000L;
+      long sketches;
+      long salts;
+      do {
+        await(gateway.vertx.timer(200));
+        sketches = await(gateway.sql().query("SELECT COUNT(*) FROM " + table + "_uniques WHERE bucket_start = "
+          + DAY * 86_400).execute()).iterator().next().getLong(0);
+        salts = await(gateway.sql().query("SELECT COUNT(*) FROM " + table + "_visitor_salts").execute()).iterator().next()
+          .getLong(0);
+      } while ((sketches > 0 || salts > 0) && System.nanoTime() < deadline);
+      assertThat(sketches).as("the first day's sketches").isZero();
+      assertThat(salts).as("salts of days more than 48 hours old").isZero();
+      assertThat(await(gateway.bucketsInTable("visits", "docs"))).containsOnlyKeys((DAY + 1) * 86_400);
+    }
+  }
+
   /** Every value of every row of {@code table}, bytes as hex, as one text. */
   private static String dump(GatewayFixture gateway, String table) {
     StringBuilder text = new StringBuilder();
