@@ -6,6 +6,7 @@ import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;
+import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -58,6 +59,18 @@ class UniquesConfigTest {
       .hasMessageContaining("uniques.flushIntervalMs: must be between 10 and 60000");
     assertThatThrownBy(() -> GatewayConfig.fromJson(withVisits(visits.copy()).put("uniques", new JsonObject().put("lgk", 12))))
       .hasMessageContaining("uniques.lgk: unknown key (did you mean uniques.lgK?)");
+  }
+
+  @Test
+  @DisplayName("unique visitors, sketch settings and trusted proxies can be set from the environment")
+  void environmentOverrides() {
+    JsonObject raw = withVisits(new JsonObject().put("public", true).put("window", window()));
+    GatewayConfig config = GatewayConfig.fromJson(ConfigLoader.applyEnvironment(raw, Map.of(
+      "CG_NAMESPACES_VISITS_UNIQUE", "true", "CG_UNIQUES_LG_K", "14", "CG_HTTP_TRUSTED_PROXIES", "10.0.0.0/8,192.0.2.1")));
+    assertThat(config.namespace("visits").isUnique()).isTrue();
+    assertThat(config.getUniques().getLgK()).isEqualTo(14);
+    assertThat(config.getHttp().getTrustedProxies().contains("10.1.2.3")).isTrue();
+    assertThat(config.getHttp().getTrustedProxies().contains("192.0.2.1")).isTrue();
   }
 
   @Test
