@@ -177,7 +177,6 @@ public final class IncrementRules {
       + " must be an ISO-8601 date-time with an offset, e.g. 2026-11-22T03:00:00Z");
   }
 
-  /** An increment given as a JSON object {@code {"type","id","delta"}}; {@code where} prefixes the field names. */
   /** Item {@code index} of a batch; errors name it ({@code increments[i]}). */
   public Increment increment(JsonObject json, int index) {
     try {
@@ -188,6 +187,7 @@ public final class IncrementRules {
     }
   }
 
+  /** An increment given as a JSON object {@code {"type","id","delta"}}; {@code where} prefixes the field names. */
   public Increment increment(JsonObject json, String where) {
     try {
       Object type = json.getValue("type");
