@@ -1,8 +1,9 @@
 package io.countergateway.metrics;
 
-import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.FunctionTimer;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.Tags;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.ext.web.Route;
 import io.vertx.ext.web.RoutingContext;
@@ -10,6 +11,7 @@ import io.vertx.ext.web.RoutingContext;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
 
 /**
  * HTTP requests by route template, method and status, and their time to answer by route and method:
@@ -45,7 +47,7 @@ public final class HttpRouteMeters {
     Meters meters = byRoute.computeIfAbsent(route, r -> new HashMap<>())
       .computeIfAbsent(methodIndex * 1_000 + status, key -> new Meters(route, methodLabel(methodIndex, method), status));
     meters.requests.increment();
-    meters.responseTime.record(nanos, TimeUnit.NANOSECONDS);
+    meters.nanos.add(nanos);
   }
 
   private static String routeOf(RoutingContext ctx) {
@@ -72,17 +74,23 @@ public final class HttpRouteMeters {
     return index == 6 ? "other" : method.name();
   }
 
+  /**
+   * Two adders read by the scrape: the request count (a counter, and the timer's count) and the total time. A
+   * function timer rather than a Timer: a Timer also keeps a decaying maximum, whose upkeep was most of this class's
+   * cost per request; the mean (sum ÷ count) and rates are what the dashboard reads.
+   */
   private final class Meters {
-    final Counter requests;
-    final Timer responseTime;
+    final LongAdder requests = new LongAdder();
+    final LongAdder nanos = new LongAdder();
 
     Meters(String route, String method, int status) {
-      requests = Counter.builder("gateway.http.requests")
-        .description("HTTP requests answered, by route template, method and status")
-        .tags("route", route, "method", method, "code", Integer.toString(status)).register(registry);
-      responseTime = Timer.builder("gateway.http.response.time")
+      Tags tags = Tags.of("route", route, "method", method, "code", Integer.toString(status));
+      FunctionCounter.builder("gateway.http.requests", requests, LongAdder::doubleValue)
+        .description("HTTP requests answered, by route template, method and status").tags(tags).register(registry);
+      FunctionTimer.builder("gateway.http.response.time", this, meters -> meters.requests.longValue(),
+          meters -> meters.nanos.doubleValue(), TimeUnit.NANOSECONDS)
         .description("time from a request's arrival to its answer written, by route template, method and status")
-        .tags("route", route, "method", method, "code", Integer.toString(status)).register(registry);
+        .tags(tags).register(registry);
     }
   }
 }
