@@ -37,10 +37,12 @@ cleanup() { for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done; }
 trap cleanup EXIT
 java -jar "$JAR" bench plain-server --port "$PLAIN_PORT" >"$OUT/plain.log" 2>&1 &
 PIDS+=($!)
-# the database's configuration plus two beacon namespaces: one without the bot filter (plain beacons), one counting
-# unique visitors per day (namespaces: is the file's last block, so the lines below extend it)
+# the database's configuration plus three beacon namespaces: one without the bot filter (plain beacons), one with
+# daily windows, and one with daily windows counting unique visitors (namespaces: is the file's last block, so the
+# lines below extend it)
 CONFIG="$OUT/gateway.yaml"
 { cat "conf/$DB.yaml"; echo "  beacons-plain: { slots: 16, public: true, beacon: { dropBots: false } }"
+  echo "  beacons-windowed: { slots: 16, public: true, window: { bucket: day, retention: 2d } }"
   echo "  beacons-unique: { slots: 16, public: true, unique: true, window: { bucket: day, retention: 2d } }"; } >"$CONFIG"
 CG_HTTP_PORT=$GATEWAY_PORT CG_DATABASE_TABLE=$TABLE java -jar "$JAR" --config "$CONFIG" >"$OUT/gateway.log" 2>&1 &
 GATEWAY_PID=$!; PIDS+=($GATEWAY_PID)
@@ -74,6 +76,7 @@ for round in $(seq 1 "$ROUNDS"); do
   bench "plain-$round" 64 "$DURATION" "$P/"
   bench "beacon-$round" 64 "$DURATION" "$G/v1/beacon/pageviews/hot"; hot "beacon-$round"
   bench "beacon-plain-$round" 64 "$DURATION" "$G/v1/beacon/beacons-plain/hot"
+  bench "beacon-windowed-$round" 64 "$DURATION" "$G/v1/beacon/beacons-windowed/hot"
   bench "beacon-unique-$round" 64 "$DURATION" "$G/v1/beacon/beacons-unique/hot"
   bench "accepted-$round" 64 "$DURATION" "$G/v1/counters/pageviews/hot/increments?ack=accepted" -s "$WRK_DIR/post.lua"; hot "accepted-$round"
   bench "commit64-$round" 64 "$DURATION" "$G/v1/counters/pageviews/hot/increments" -s "$WRK_DIR/post.lua"; hot "commit64-$round"
@@ -143,7 +146,8 @@ Beacon GET variants, each × plain beacons (no filter) of the same round:
 |---|---:|---:|---:|---:|
 | plain beacons (bot filter off) | $(span beacon-plain) | 1 | $(col p99 beacon-plain) | $(col non2xx beacon-plain) |
 | bot filter on (ua-parser crawler list) | $(span beacon) | $(ratio beacon beacon-plain) | $(col p99 beacon) | $(col non2xx beacon) |
-| unique visitors on (daily window) | $(span beacon-unique) | $(ratio beacon-unique beacon-plain) | $(col p99 beacon-unique) | $(col non2xx beacon-unique) |
+| daily window, bot filter on | $(span beacon-windowed) | $(ratio beacon-windowed beacon-plain) | $(col p99 beacon-windowed) | $(col non2xx beacon-windowed) |
+| daily window, bot filter and unique visitors on | $(span beacon-unique) | $(ratio beacon-unique beacon-plain) (× daily window: $(ratio beacon-unique beacon-windowed)) | $(col p99 beacon-unique) | $(col non2xx beacon-unique) |
 
 Sketch bytes in \`${TABLE}_uniques\` after the run (one counter, one day): $UNIQUE_BYTES.
 
