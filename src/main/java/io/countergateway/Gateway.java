@@ -79,7 +79,8 @@ public final class Gateway {
 
   private Future<Void> createSchema() {
     if (!services.config().getDatabase().isCreateSchema()) {
-      CounterStore store = SqlStores.create(vertx, services.config().getDatabase(), 1, SCHEMA_ATTEMPT_SECONDS * 1000L);
+      CounterStore store = SqlStores.create(vertx, services.config().getDatabase(), "schema", 1, true,
+      SCHEMA_ATTEMPT_SECONDS * 1000L);
       return store.checkSchema().timeout(SCHEMA_ATTEMPT_SECONDS, TimeUnit.SECONDS).onComplete(done -> store.close());
     }
     return createSchemaAttempt(1);
@@ -92,7 +93,8 @@ public final class Gateway {
    * pool, closed without waiting.
    */
   private Future<Void> createSchemaAttempt(int attempt) {
-    CounterStore store = SqlStores.create(vertx, services.config().getDatabase(), 1, SCHEMA_ATTEMPT_SECONDS * 1000L);
+    CounterStore store = SqlStores.create(vertx, services.config().getDatabase(), "schema", 1, true,
+      SCHEMA_ATTEMPT_SECONDS * 1000L);
     return store.createSchema()
       .timeout(SCHEMA_ATTEMPT_SECONDS, TimeUnit.SECONDS)
       .onComplete(done -> store.close())

@@ -268,7 +268,7 @@ public final class ReplicaLanes {
   private static Pool pool(Vertx vertx, DatabaseOptions database) {
     // no short connection timeout: the 5.0.10 pool loses the request whose wait times out (see leaseAttempt);
     // the attempt and renewal deadlines bound the waits instead
-    PoolOptions options = new PoolOptions().setMaxSize(1);
+    PoolOptions options = new PoolOptions().setName("lanes").setMaxSize(1);
     if (database.isPostgres()) {
       return PgBuilder.pool().with(options).connectingTo(new PgConnectOptions()
         .setHost(database.getHost()).setPort(database.getPort()).setDatabase(database.getName())

@@ -65,7 +65,7 @@ public class IngestVerticle extends VerticleBase {
     GatewayConfig config = services.config();
     // one connection per flush in flight, and one for the flush fence's transaction (about once a second), so a
     // flush never waits for a connection behind it: under load such a wait ran past the pool's connection timeout
-    store = SqlStores.create(vertx, config.getDatabase(), config.getBatching().getMaxInFlight() + 1,
+    store = SqlStores.create(vertx, config.getDatabase(), "writes", config.getBatching().getMaxInFlight() + 1,
       config.getBatching().isExactlyOnce(), config.getBatching().getWriteTimeoutMs());
     coalescer = new Coalescer(vertx, store, config, services.state(), index, lane);
     coalescer.registerMetrics(services.registry(), index);

@@ -53,7 +53,7 @@ public class ReadVerticle extends VerticleBase {
   public Future<?> start() {
     int poolSize = services.config().getDatabase().getReadPoolSize();
     // a read nobody waits for any more is not worth a connection: bounded like the requests that ask for it
-    store = SqlStores.create(vertx, services.config().getDatabase(), poolSize,
+    store = SqlStores.create(vertx, services.config().getDatabase(), "reads", poolSize, true,
       services.config().getLimits().getRequestTimeoutMs());
     reader = new CounterReader(store, poolSize, IDS_PER_QUERY,
       services.config().getReads().getCacheMillis());

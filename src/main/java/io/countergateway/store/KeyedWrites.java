@@ -40,7 +40,7 @@ public final class KeyedWrites {
 
   /** {@code attemptTimeoutMs} bounds each attempt, as for flushes (see {@link BoundedPool}). */
   public KeyedWrites(Vertx vertx, DatabaseOptions options, int poolSize, long attemptTimeoutMs) {
-    this.pools = SqlStores.boundedPool(vertx, options, poolSize, attemptTimeoutMs);
+    this.pools = SqlStores.boundedPool(vertx, options, "idempotency", poolSize, attemptTimeoutMs);
     this.postgres = options.isPostgres() ? new PostgresSql(options.getTable(), true) : null;
     this.mysql = options.isPostgres() ? null : new MySqlSql(options.getTable());
   }

@@ -39,26 +39,32 @@ public final class SqlStores {
    * {@code attemptTimeoutMs} bounds each write or read attempt; see {@link BoundedPool}.
    */
   public static CounterStore create(Vertx vertx, DatabaseOptions options, int poolSize, long attemptTimeoutMs) {
-    return create(vertx, options, poolSize, true, attemptTimeoutMs);
+    return create(vertx, options, "store", poolSize, true, attemptTimeoutMs);
   }
 
-  /** {@code exactlyOnce} false drops the flush-id bookkeeping; only to measure what it costs. */
-  public static CounterStore create(Vertx vertx, DatabaseOptions options, int poolSize, boolean exactlyOnce,
-                                    long attemptTimeoutMs) {
-    Supplier<Pool> pools = pools(vertx, options, poolSize, attemptTimeoutMs);
+  /**
+   * {@code poolName} labels the pool's meters ({@code vertx_pool_*{pool_name}}): pools of one purpose add up under one
+   * name (writes, reads, …). {@code exactlyOnce} false drops the flush-id bookkeeping; only to measure what it costs.
+   */
+  public static CounterStore create(Vertx vertx, DatabaseOptions options, String poolName, int poolSize,
+                                    boolean exactlyOnce, long attemptTimeoutMs) {
+    Supplier<Pool> pools = pools(vertx, options, poolName, poolSize, attemptTimeoutMs);
     return options.isPostgres()
       ? new PostgresStore(vertx, pools, attemptTimeoutMs, new PostgresSql(options.getTable(), exactlyOnce), options.getTable())
       : new MySqlStore(vertx, pools, attemptTimeoutMs, new MySqlSql(options.getTable()), options.getTable(), exactlyOnce);
   }
 
   /** Bounded attempts on the store's kind of pool, for a second write path (idempotency keys). */
-  static BoundedPool boundedPool(Vertx vertx, DatabaseOptions options, int poolSize, long attemptTimeoutMs) {
-    return new BoundedPool(vertx, pools(vertx, options, poolSize, attemptTimeoutMs), attemptTimeoutMs);
+  static BoundedPool boundedPool(Vertx vertx, DatabaseOptions options, String poolName, int poolSize,
+                                 long attemptTimeoutMs) {
+    return new BoundedPool(vertx, pools(vertx, options, poolName, poolSize, attemptTimeoutMs), attemptTimeoutMs);
   }
 
   /** Makes the pools of a store: each with the session settings that go with {@code attemptTimeoutMs}. */
-  private static Supplier<Pool> pools(Vertx vertx, DatabaseOptions options, int poolSize, long attemptTimeoutMs) {
+  private static Supplier<Pool> pools(Vertx vertx, DatabaseOptions options, String poolName, int poolSize,
+                                      long attemptTimeoutMs) {
     PoolOptions poolOptions = new PoolOptions()
+      .setName(poolName)
       .setMaxSize(poolSize)
       // a dead database must not park flushes forever: the coalescer retries with backoff instead
       .setConnectionTimeout(CONNECT_TIMEOUT_MS).setConnectionTimeoutUnit(TimeUnit.MILLISECONDS)
@@ -105,7 +111,11 @@ public final class SqlStores {
 
   /** A small plain pool on the configured database, for background jobs (roll-ups, compaction) that run their own SQL. */
   public static Pool pool(Vertx vertx, DatabaseOptions options, int poolSize) {
-    PoolOptions poolOptions = new PoolOptions().setMaxSize(poolSize)
+    return pool(vertx, options, "jobs", poolSize);
+  }
+
+  public static Pool pool(Vertx vertx, DatabaseOptions options, String poolName, int poolSize) {
+    PoolOptions poolOptions = new PoolOptions().setName(poolName).setMaxSize(poolSize)
       .setConnectionTimeout(CONNECT_TIMEOUT_MS).setConnectionTimeoutUnit(TimeUnit.MILLISECONDS);
     if (options.isPostgres()) {
       return PgBuilder.pool().with(poolOptions).with(netOptions()).connectingTo(new PgConnectOptions()

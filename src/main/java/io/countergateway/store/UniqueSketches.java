@@ -36,7 +36,7 @@ public final class UniqueSketches {
   private final UniqueStatements sql;
 
   public UniqueSketches(Vertx vertx, DatabaseOptions options, int poolSize, long attemptTimeoutMs) {
-    this.pools = SqlStores.boundedPool(vertx, options, poolSize, attemptTimeoutMs);
+    this.pools = SqlStores.boundedPool(vertx, options, "uniques", poolSize, attemptTimeoutMs);
     this.sql = statements(options.isPostgres(), options.getTable());
   }
 
