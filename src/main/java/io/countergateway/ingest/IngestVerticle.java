@@ -63,10 +63,10 @@ public class IngestVerticle extends VerticleBase {
   @Override
   public Future<?> start() {
     GatewayConfig config = services.config();
-    // one connection per flush in flight; the flush fence's transaction (about once a second) takes its turn. A spare
-    // connection for the fence was tried: the fence's and the flush's timed-out attempts then replaced each other's
-    // pools, and a silent-connection fault test stopped recovering on a loaded machine
-    store = SqlStores.create(vertx, config.getDatabase(), "writes", config.getBatching().getMaxInFlight(),
+    // one connection per flush in flight, and one for the flush fence's transaction (about once a second), so a
+    // flush never waits for a connection behind it: under mixed read and commit load such a wait ran past the pool's
+    // connection timeout, and each time the gateway reported a database outage (readiness 503) for nothing
+    store = SqlStores.create(vertx, config.getDatabase(), "writes", config.getBatching().getMaxInFlight() + 1,
       config.getBatching().isExactlyOnce(), config.getBatching().getWriteTimeoutMs());
     coalescer = new Coalescer(vertx, store, config, services.state(), index, lane);
     coalescer.registerMetrics(services.registry(), index);
