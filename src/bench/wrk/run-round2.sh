@@ -20,17 +20,9 @@ TABLE=bench_round2; WRK_DIR=src/bench/wrk
 UA="Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0 Safari/537.36"
 G="http://127.0.0.1:$GATEWAY_PORT"; P="http://127.0.0.1:$PLAIN_PORT"
 
-case "$DB" in
-  postgres) sql() { PGOPTIONS='-c client_min_messages=warning' psql -h 127.0.0.1 -p 5432 -U postgres -d test -tAq -c "$1"; } ;;
-  mysql|mariadb) DB=mysql; sql() { mysql -h 127.0.0.1 -P 3306 -u root test -N -B -e "$1"; } ;;
-  *) echo "DB must be postgres or mysql" >&2; exit 2 ;;
-esac
-command -v wrk >/dev/null || { echo "wrk is not installed (apt-get install wrk)" >&2; exit 2; }
-[ -f "$JAR" ] || mvn -q package -DskipTests
-mkdir -p "$OUT"
-for t in "${TABLE}_flushes" "${TABLE}_idempotency" "${TABLE}_lanes" "${TABLE}_rollups" "${TABLE}_schema" "${TABLE}_flush_sources" "${TABLE}_windows" "${TABLE}_uniques" "${TABLE}_visitor_salts" "$TABLE"; do
-  sql "DROP TABLE IF EXISTS $t" >/dev/null 2>&1 || true
-done
+# shellcheck source=common.sh
+. "$WRK_DIR/common.sh"
+drop_gateway_tables "$TABLE"
 
 PIDS=()
 cleanup() { for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done; }

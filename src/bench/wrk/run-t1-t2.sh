@@ -34,20 +34,9 @@ TABLE=bench_wrk
 WRK_DIR=src/bench/wrk
 JAVA_OPTS=${JAVA_OPTS:-}
 
-case "$DB" in
-  postgres) sql() { PGOPTIONS='-c client_min_messages=warning' psql -h 127.0.0.1 -p 5432 -U postgres -d test -tAq -c "$1"; } ;;
-  mysql|mariadb) DB=mysql; sql() { mysql -h 127.0.0.1 -P 3306 -u root test -N -B -e "$1"; } ;;
-  *) echo "DB must be postgres or mysql" >&2; exit 2 ;;
-esac
-command -v wrk >/dev/null || { echo "wrk is not installed (apt-get install wrk)" >&2; exit 2; }
-[ -f "$JAR" ] || mvn -q package -DskipTests
-mkdir -p "$OUT"
-
-# every table of the schema steps: a schema table left behind would tell the gateway the others exist
-for t in "${TABLE}_schema" "${TABLE}_flushes" "${TABLE}_flush_sources" "${TABLE}_rollups" "${TABLE}_idempotency" \
-         "${TABLE}_lanes" "${TABLE}_windows" "$TABLE"; do
-  sql "DROP TABLE IF EXISTS $t" >/dev/null
-done
+# shellcheck source=common.sh
+. "$WRK_DIR/common.sh"
+drop_gateway_tables "$TABLE"
 
 PIDS=()
 cleanup() { for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done; }
