@@ -10,7 +10,7 @@ enum AckMode {
   COMMIT, ACCEPTED;
 
   /** As written in answers, computed once. */
-  final String label = name().toLowerCase();
+  final String label = name().toLowerCase(java.util.Locale.ROOT);
 
   static AckMode of(RoutingContext ctx) {
     if (ctx.request().query() == null) {
@@ -20,16 +20,30 @@ enum AckMode {
     if (values.isEmpty()) {
       return COMMIT;
     }
-    if (values.size() == 1) {
-      switch (values.get(0)) {
-        case "commit":
-          return COMMIT;
-        case "accepted":
-          return ACCEPTED;
-        default:
-          break;
+    AckMode ack = values.size() == 1 ? named(values.get(0)) : null;
+    if (ack == null) {
+      throw ApiError.badRequest("invalid_ack", "ack", "ack must be 'commit' or 'accepted'");
+    }
+    return ack;
+  }
+
+  /**
+   * The ack of a raw query string that holds nothing but it ({@code ack=commit}, {@code ack=accepted}), COMMIT when
+   * there is no query; null for any other query, which needs decoding ({@link #of(RoutingContext)} does that).
+   */
+  static AckMode ofPlainQuery(String query) {
+    if (query == null) {
+      return COMMIT;
+    }
+    return query.startsWith("ack=") ? named(query.substring(4)) : null;
+  }
+
+  private static AckMode named(String label) {
+    for (AckMode mode : values()) {
+      if (mode.label.equals(label)) {
+        return mode;
       }
     }
-    throw ApiError.badRequest("invalid_ack", "ack", "ack must be 'commit' or 'accepted'");
+    return null;
   }
 }

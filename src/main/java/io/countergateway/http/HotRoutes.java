@@ -94,7 +94,7 @@ final class HotRoutes implements Handler<HttpServerRequest> {
     }
     String type = path.substring(COUNTERS_PREFIX.length(), typeEnd);
     String id = path.substring(typeEnd + 1, idEnd);
-    AckMode ack = ackOf(request.query());
+    AckMode ack = AckMode.ofPlainQuery(request.query());
     if (ack == null || needsNormalising(type) || needsNormalising(id)) {
       return false;
     }
@@ -106,10 +106,8 @@ final class HotRoutes implements Handler<HttpServerRequest> {
       || !validAuthority(request)) {
       return false;
     }
-    long started = System.nanoTime();
     HttpServerResponse response = request.response();
-    response.endHandler(ended -> meters.record(INCREMENT_ROUTE, HttpMethod.POST, response.getStatusCode(),
-      System.nanoTime() - started));
+    meters.recordWhenEnded(response, INCREMENT_ROUTE, HttpMethod.POST);
     if (length == 0) {
       writes.single(type, id, ack, NO_BODY, response);
     } else {
@@ -123,18 +121,6 @@ final class HotRoutes implements Handler<HttpServerRequest> {
   private static boolean isForm(String contentType) {
     return contentType.regionMatches(true, 0, "multipart/", 0, 10)
       || contentType.regionMatches(true, 0, "application/x-www-form-urlencoded", 0, 33);
-  }
-
-  /** The ack of a query that holds nothing else; null for any other query (the router decodes those). */
-  private static AckMode ackOf(String query) {
-    if (query == null) {
-      return AckMode.COMMIT;
-    }
-    return switch (query) {
-      case "ack=accepted" -> AckMode.ACCEPTED;
-      case "ack=commit" -> AckMode.COMMIT;
-      default -> null;
-    };
   }
 
   /** 0 when absent (no Transfer-Encoding either: no body), -1 when not plain digits. */
@@ -183,15 +169,13 @@ final class HotRoutes implements Handler<HttpServerRequest> {
     } catch (ApiError refused) {
       return false;
     }
-    long started = System.nanoTime();
     HttpServerResponse response = request.response();
     // what the router's beacon chain sends: Vary on every answer, the origin echoed with credentials allowed
     response.putHeader(VARY, ORIGIN);
     if (origin != null) {
       response.putHeader(ALLOW_ORIGIN, origin).putHeader(ALLOW_CREDENTIALS, TRUE);
     }
-    response.endHandler(ended -> meters.record(BEACON_ROUTE, HttpMethod.GET, response.getStatusCode(),
-      System.nanoTime() - started));
+    meters.recordWhenEnded(response, BEACON_ROUTE, HttpMethod.GET);
     writes.takeBeacon(namespace, increment, request);
     return true;
   }

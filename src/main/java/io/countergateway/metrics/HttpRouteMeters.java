@@ -5,6 +5,7 @@ import io.micrometer.core.instrument.FunctionTimer;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import io.vertx.core.http.HttpMethod;
+import io.vertx.core.http.HttpServerResponse;
 import io.vertx.ext.web.Route;
 import io.vertx.ext.web.RoutingContext;
 
@@ -39,6 +40,12 @@ public final class HttpRouteMeters {
     ctx.addEndHandler(ended -> record(routeOf(ctx), ctx.request().method(), ctx.response().getStatusCode(),
       System.nanoTime() - started));
     ctx.next();
+  }
+
+  /** A request the router does not take: recorded when {@code response} has been written, timed from now. */
+  public void recordWhenEnded(HttpServerResponse response, String route, HttpMethod method) {
+    long started = System.nanoTime();
+    response.endHandler(ended -> record(route, method, response.getStatusCode(), System.nanoTime() - started));
   }
 
   /** A request answered without the router, e.g. one the HTTP decoder refused. */
