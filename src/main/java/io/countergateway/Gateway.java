@@ -1,6 +1,8 @@
 package io.countergateway;
 
 import io.countergateway.cluster.ReplicaLanes;
+import io.countergateway.runtime.GatewayServices;
+import io.countergateway.runtime.GatewayState;
 import io.countergateway.config.GatewayConfig;
 import io.countergateway.ingest.IngestVerticle;
 import io.countergateway.logging.ConfigSummary;

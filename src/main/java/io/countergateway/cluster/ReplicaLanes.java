@@ -1,6 +1,6 @@
 package io.countergateway.cluster;
 
-import io.countergateway.batch.SlotPicker;
+import io.countergateway.write.SlotPicker;
 import io.countergateway.config.DatabaseOptions;
 import io.countergateway.config.GatewayConfig;
 import io.countergateway.config.NamespaceOptions;

@@ -2,7 +2,7 @@ package io.countergateway.http;
 
 import io.countergateway.config.GatewayConfig;
 import io.countergateway.config.NamespaceOptions;
-import io.countergateway.idempotency.IdempotentIncrements;
+import io.countergateway.write.IdempotentIncrements;
 import io.countergateway.metrics.HttpRouteMeters;
 import io.countergateway.model.ApiError;
 import io.countergateway.model.Increment;

@@ -1,9 +1,9 @@
 package io.countergateway.http;
 
-import io.countergateway.GatewayServices;
-import io.countergateway.batch.Coalescer;
+import io.countergateway.runtime.GatewayServices;
+import io.countergateway.write.Coalescer;
 import io.countergateway.bus.CounterClient;
-import io.countergateway.idempotency.IdempotentIncrements;
+import io.countergateway.write.IdempotentIncrements;
 import io.countergateway.config.AuthOptions;
 import io.countergateway.config.AuthOptions.Right;
 import io.countergateway.config.HttpOptions;

@@ -1,13 +1,13 @@
 package io.countergateway.http;
 
-import io.countergateway.GatewayServices;
-import io.countergateway.batch.Ack;
+import io.countergateway.runtime.GatewayServices;
+import io.countergateway.write.Ack;
 import io.countergateway.beacon.BeaconFilter;
-import io.countergateway.batch.Coalescer;
+import io.countergateway.write.Coalescer;
 import io.countergateway.bus.CounterClient;
 import io.countergateway.config.NamespaceOptions;
 import io.countergateway.config.TrustedProxies;
-import io.countergateway.idempotency.IdempotentIncrements;
+import io.countergateway.write.IdempotentIncrements;
 import io.countergateway.model.ApiError;
 import io.countergateway.model.Increment;
 import io.countergateway.model.IncrementBatch;

@@ -1,14 +1,14 @@
 package io.countergateway.ingest;
 
-import io.countergateway.GatewayServices;
-import io.countergateway.batch.Ack;
-import io.countergateway.batch.Coalescer;
+import io.countergateway.runtime.GatewayServices;
+import io.countergateway.write.Ack;
+import io.countergateway.write.Coalescer;
 import io.countergateway.bus.Addresses;
 import io.countergateway.bus.BusErrors;
 import io.countergateway.bus.CounterClient;
 import io.countergateway.config.GatewayConfig;
 import io.countergateway.http.HttpApi;
-import io.countergateway.idempotency.IdempotentIncrements;
+import io.countergateway.write.IdempotentIncrements;
 import io.countergateway.metrics.HttpRouteMeters;
 import io.countergateway.model.ApiError;
 import io.countergateway.model.Increment;

@@ -1,6 +1,6 @@
 package io.countergateway.metrics;
 
-import io.countergateway.GatewayState;
+import io.countergateway.runtime.GatewayState;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 

@@ -1,6 +1,6 @@
 package io.countergateway.read;
 
-import io.countergateway.GatewayServices;
+import io.countergateway.runtime.GatewayServices;
 import io.countergateway.bus.Addresses;
 import io.countergateway.bus.BusErrors;
 import io.countergateway.config.BatchingOptions;

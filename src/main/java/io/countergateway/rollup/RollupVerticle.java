@@ -1,6 +1,6 @@
 package io.countergateway.rollup;
 
-import io.countergateway.GatewayServices;
+import io.countergateway.runtime.GatewayServices;
 import io.countergateway.config.DatabaseOptions;
 import io.countergateway.config.GatewayConfig;
 import io.countergateway.config.IdempotencyOptions;

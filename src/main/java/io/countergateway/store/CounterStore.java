@@ -1,6 +1,5 @@
 package io.countergateway.store;
 
-import io.countergateway.batch.Flush;
 import io.countergateway.model.CounterKey;
 import io.vertx.core.Future;
 

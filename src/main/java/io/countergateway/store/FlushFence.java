@@ -1,6 +1,5 @@
 package io.countergateway.store;
 
-import io.countergateway.batch.Flush;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 
@@ -62,41 +61,24 @@ final class FlushFence {
     this.sql = sql;
   }
 
-  /** The part before the last ':' (a whole id without one is its own source, as ids written by hand in tests). */
-  static String source(String flushId) {
-    int colon = flushId.lastIndexOf(':');
-    return colon < 0 ? flushId : flushId.substring(0, colon);
-  }
-
-  /** The base-36 sequence after the last ':', without the split path; 0 when there is none. */
-  static long sequence(String flushId) {
-    String rest = flushId.substring(flushId.lastIndexOf(':') + 1);
-    int dot = rest.indexOf('.');
-    try {
-      return Long.parseLong(dot < 0 ? rest : rest.substring(0, dot), 36);
-    } catch (NumberFormatException notOurs) {
-      return 0;
-    }
-  }
-
   /**
    * A flush of a source without a row, or closed as dead, is an error, never "already committed": nothing proves it
    * was written. (PostgreSQL raises it in the flush statement itself.)
    */
   static void requireOpen(Flush flush, Long fence) {
     if (fence == null) {
-      throw new IllegalStateException("flush source " + source(flush.id()) + " has no row in the flush-sources table");
+      throw new IllegalStateException("flush source " + FlushId.source(flush.id()) + " has no row in the flush-sources table");
     }
     if (fence == CLOSED) {
-      throw new IllegalStateException("flush source " + source(flush.id()) + " was closed as dead (silent longer than "
+      throw new IllegalStateException("flush source " + FlushId.source(flush.id()) + " was closed as dead (silent longer than "
         + "batching.flushIdRetentionSeconds); flush " + flush.id() + " is not written");
     }
   }
 
   /** Before each attempt: the source is registered, and a flush as formed is open until the writer settles it. */
   Future<Void> beforeWrite(Flush flush) {
-    Source source = sources.computeIfAbsent(source(flush.id()), s -> new Source());
-    long sequence = sequence(flush.id());
+    Source source = sources.computeIfAbsent(FlushId.source(flush.id()), s -> new Source());
+    long sequence = FlushId.sequence(flush.id());
     if (sequence > source.highest) {
       source.highest = sequence;
       source.open.add(sequence);
@@ -107,20 +89,20 @@ final class FlushFence {
     if (timer < 0) {
       timer = vertx.setPeriodic(TICK_MS, id -> tick());
     }
-    return sql.register(source(flush.id())).onSuccess(v -> source.registered = true);
+    return sql.register(FlushId.source(flush.id())).onSuccess(v -> source.registered = true);
   }
 
   /** The attempt found its id committed (now or earlier): the id may go once the fence passes its sequence. */
   void written(Flush flush) {
-    Source source = sources.get(source(flush.id()));
-    source.settledIds.computeIfAbsent(sequence(flush.id()), s -> new ArrayList<>()).add(flush.id());
+    Source source = sources.get(FlushId.source(flush.id()));
+    source.settledIds.computeIfAbsent(FlushId.sequence(flush.id()), s -> new ArrayList<>()).add(flush.id());
   }
 
   /** The writer answered every request of this flush (and of its halves): it is never attempted again. */
   void settled(Flush formed) {
-    Source source = sources.get(source(formed.id()));
+    Source source = sources.get(FlushId.source(formed.id()));
     if (source != null) {
-      source.open.remove(sequence(formed.id()));
+      source.open.remove(FlushId.sequence(formed.id()));
     }
   }
 

@@ -1,6 +1,5 @@
 package io.countergateway.store;
 
-import io.countergateway.batch.FlushRow;
 import io.countergateway.config.GatewayConfig;
 import io.countergateway.model.ApiError;
 import io.countergateway.model.CounterKey;

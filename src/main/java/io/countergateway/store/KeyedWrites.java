@@ -1,6 +1,5 @@
 package io.countergateway.store;
 
-import io.countergateway.batch.FlushRow;
 import io.countergateway.config.DatabaseOptions;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;

@@ -1,7 +1,5 @@
 package io.countergateway.store;
 
-import io.countergateway.batch.Flush;
-import io.countergateway.batch.FlushRow;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.mysqlclient.MySQLException;
@@ -81,9 +79,9 @@ final class MySqlStore extends PooledCounterStore {
     // The source's fence first, its row held shared until COMMIT (see FlushFence): below the fence the flush was
     // settled long ago and this is a late copy of it. Then the flush id: a duplicate key here can only be this id (the
     // upserts below cannot raise one), and it means an earlier attempt committed; the transaction then writes nothing.
-    long sequence = FlushFence.sequence(flush.id());
+    long sequence = FlushId.sequence(flush.id());
     return fence.beforeWrite(flush).compose(registered -> inTransaction(conn -> conn.preparedQuery(sql.lockSource)
-      .execute(Tuple.of(FlushFence.source(flush.id())))
+      .execute(Tuple.of(FlushId.source(flush.id())))
       .compose(source -> {
         Long current = source.size() == 0 ? null : source.iterator().next().getLong(0);
         FlushFence.requireOpen(flush, current);

@@ -1,6 +1,5 @@
 package io.countergateway.store;
 
-import io.countergateway.batch.FlushRow;
 import io.vertx.sqlclient.Tuple;
 
 import java.util.List;

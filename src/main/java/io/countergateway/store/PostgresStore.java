@@ -1,7 +1,5 @@
 package io.countergateway.store;
 
-import io.countergateway.batch.Flush;
-import io.countergateway.batch.FlushRow;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.sqlclient.Pool;
@@ -64,7 +62,7 @@ final class PostgresStore extends PooledCounterStore {
     if (!sql.exactlyOnce) {
       return bounded(pool -> pool.preparedQuery(sql.upsertFlush).execute(arguments).map(WriteOutcome.COMMITTED));
     }
-    arguments.addString(flush.id()).addString(FlushFence.source(flush.id())).addLong(FlushFence.sequence(flush.id()));
+    arguments.addString(flush.id()).addString(FlushId.source(flush.id())).addLong(FlushId.sequence(flush.id()));
     return fence.beforeWrite(flush)
       .compose(registered -> bounded(pool -> pool.preparedQuery(sql.upsertFlush).execute(arguments)
         .map(result -> result.rowCount() == 0 ? WriteOutcome.ALREADY_COMMITTED : WriteOutcome.COMMITTED)))
@@ -77,7 +75,7 @@ final class PostgresStore extends PooledCounterStore {
     if (!sql.exactlyOnce) {
       return bounded(pool -> pool.preparedQuery(sql.upsertWindowedFlush).execute(arguments).map(WriteOutcome.COMMITTED));
     }
-    arguments.addString(flush.id()).addString(FlushFence.source(flush.id())).addLong(FlushFence.sequence(flush.id()));
+    arguments.addString(flush.id()).addString(FlushId.source(flush.id())).addLong(FlushId.sequence(flush.id()));
     return fence.beforeWrite(flush)
       .compose(registered -> bounded(pool -> pool.preparedQuery(sql.upsertWindowedFlush).execute(arguments)
         .map(result -> result.iterator().next().getLong(0) == 0 ? WriteOutcome.ALREADY_COMMITTED : WriteOutcome.COMMITTED)))

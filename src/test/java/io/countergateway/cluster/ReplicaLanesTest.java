@@ -1,6 +1,6 @@
 package io.countergateway.cluster;
 
-import io.countergateway.batch.SlotPicker;
+import io.countergateway.write.SlotPicker;
 import io.countergateway.config.GatewayConfig;
 import io.countergateway.testing.GatewayFixture;
 import io.countergateway.testing.TestDatabases;

@@ -1,7 +1,7 @@
 package io.countergateway.frontdoor;
 
-import io.countergateway.GatewayServices;
-import io.countergateway.GatewayState;
+import io.countergateway.runtime.GatewayServices;
+import io.countergateway.runtime.GatewayState;
 import io.countergateway.config.GatewayConfig;
 import io.countergateway.http.HttpApi;
 import io.countergateway.testing.GatewayFixture;

@@ -1,6 +1,6 @@
 package io.countergateway.ops;
 
-import io.countergateway.GatewayState;
+import io.countergateway.runtime.GatewayState;
 import io.countergateway.config.LoggingOptions;
 import io.countergateway.logging.LogSetup;
 import io.countergateway.testing.GatewayFixture;

@@ -1,7 +1,7 @@
 package io.countergateway.rollup;
 
-import io.countergateway.batch.Flush;
-import io.countergateway.batch.FlushRow;
+import io.countergateway.store.Flush;
+import io.countergateway.store.FlushRow;
 import io.countergateway.config.CompactionOptions;
 import io.countergateway.store.CounterStore;
 import io.countergateway.store.SqlStores;

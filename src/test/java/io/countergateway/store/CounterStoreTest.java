@@ -1,8 +1,8 @@
 package io.countergateway.store;
 
 import java.math.BigInteger;
-import io.countergateway.batch.Flush;
-import io.countergateway.batch.FlushRow;
+import io.countergateway.store.Flush;
+import io.countergateway.store.FlushRow;
 import io.countergateway.config.DatabaseOptions;
 import io.countergateway.testing.TestDatabases;
 import io.vertx.core.Vertx;

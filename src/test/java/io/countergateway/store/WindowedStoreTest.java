@@ -1,7 +1,7 @@
 package io.countergateway.store;
 
-import io.countergateway.batch.Flush;
-import io.countergateway.batch.FlushRow;
+import io.countergateway.store.Flush;
+import io.countergateway.store.FlushRow;
 import io.countergateway.config.NamespaceOptions;
 import io.countergateway.config.WindowOptions;
 import io.countergateway.testing.DirectSql;

@@ -1,4 +1,4 @@
-package io.countergateway.idempotency;
+package io.countergateway.write;
 
 import io.countergateway.bus.Addresses;
 import io.countergateway.store.KeyedWrites;

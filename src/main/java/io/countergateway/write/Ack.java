@@ -1,4 +1,4 @@
-package io.countergateway.batch;
+package io.countergateway.write;
 
 import io.countergateway.model.CounterKey;
 import io.vertx.core.Future;

@@ -1,4 +1,4 @@
-package io.countergateway.batch;
+package io.countergateway.write;
 
 import java.util.function.IntSupplier;
 

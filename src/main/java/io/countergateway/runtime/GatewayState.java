@@ -1,4 +1,4 @@
-package io.countergateway;
+package io.countergateway.runtime;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -78,7 +78,7 @@ public final class GatewayState {
     undrainedCounters.addAndGet(unflushedCounters);
   }
 
-  void logDrain(long startNanos) {
+  public void logDrain(long startNanos) {
     long left = undrainedCounters.get();
     (left == 0 ? LOG.atInfo() : LOG.atError()).addKeyValue("event", "drain")
       .addKeyValue("counters_flushed", drainedCounters.get()).addKeyValue("counters_not_flushed", left)

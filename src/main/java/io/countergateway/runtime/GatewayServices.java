@@ -1,4 +1,4 @@
-package io.countergateway;
+package io.countergateway.runtime;
 
 import io.countergateway.config.GatewayConfig;
 import io.countergateway.model.IncrementRules;

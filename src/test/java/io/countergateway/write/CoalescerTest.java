@@ -1,6 +1,8 @@
-package io.countergateway.batch;
+package io.countergateway.write;
 
-import io.countergateway.GatewayState;
+import io.countergateway.store.Flush;
+import io.countergateway.store.FlushRow;
+import io.countergateway.runtime.GatewayState;
 import io.countergateway.config.GatewayConfig;
 import io.countergateway.model.ApiError;
 import io.countergateway.model.CounterKey;

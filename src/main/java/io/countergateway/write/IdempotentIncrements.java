@@ -1,7 +1,7 @@
-package io.countergateway.idempotency;
+package io.countergateway.write;
 
-import io.countergateway.GatewayServices;
-import io.countergateway.batch.FlushRow;
+import io.countergateway.runtime.GatewayServices;
+import io.countergateway.store.FlushRow;
 import io.countergateway.config.GatewayConfig;
 import io.countergateway.model.ApiError;
 import io.countergateway.model.CounterKey;

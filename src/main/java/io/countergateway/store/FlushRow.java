@@ -1,4 +1,4 @@
-package io.countergateway.batch;
+package io.countergateway.store;
 
 import io.countergateway.model.CounterKey;
 
@@ -15,7 +15,7 @@ public record FlushRow(String type, String id, short slot, long delta, long buck
     return bucket != CounterKey.PLAIN;
   }
 
-  FlushRow withSlot(short newSlot) {
+  public FlushRow withSlot(short newSlot) {
     return new FlushRow(type, id, newSlot, delta, bucket);
   }
 
