@@ -1,6 +1,7 @@
 package io.countergateway.bus;
 
 import io.countergateway.model.ApiError;
+import io.countergateway.write.CommittedValues;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.DeliveryOptions;
@@ -23,7 +24,7 @@ import java.util.TreeMap;
  * A typed client for verticles that share a Vert.x (or a cluster) with the gateway. Failures are
  * {@link ApiError}s with the same codes the HTTP API uses.
  */
-public final class CounterClient {
+public final class CounterClient implements CommittedValues {
   private static final Logger LOG = LoggerFactory.getLogger(CounterClient.class);
   private final EventBus bus;
   private final DeliveryOptions delivery;
@@ -76,6 +77,7 @@ public final class CounterClient {
    * For add-and-get answers: the fresh value, or null when that read fails. The increment has committed by then,
    * so a failed read must not turn into an error the client would retry (and count twice).
    */
+  @Override
   public Future<Long> valueAfterCommit(String type, String id) {
     return getFresh(type, id).otherwise(failure -> {
       LOG.warn("add-and-get: {} {} committed, reading its value failed: {}", type, id, failure.toString());
@@ -89,13 +91,27 @@ public final class CounterClient {
   }
 
   /**
-   * Adds a batch of {@code {"type","id","delta"}} objects, all or nothing; completes once all are committed.
-   * One message for many increments: the way to feed the gateway at high rates over the event bus.
+   * Adds a batch of {@code {"type","id","delta"}} objects, all validated before any is taken; completes once all are
+   * committed. One message for many increments: the way to feed the gateway at high rates over the event bus. A failure
+   * is the answer the HTTP batch route gives: 504 {@code outcome_unknown} when part of the batch may have been counted
+   * (repeat it only with an idempotency key), any other refusal when none of it was.
    */
   public Future<Void> incrementAll(JsonArray increments) {
     return bus.request(Addresses.INCREMENT, increments, delivery)
       .recover(failure -> Future.failedFuture(BusErrors.toApiError(failure)))
       .mapEmpty();
+  }
+
+  /**
+   * {@link #incrementAll(JsonArray)} under an idempotency key (1 to 255 printable ASCII characters): written in one
+   * transaction with the key, so a repeat after a 504 or a lost reply is counted once. Completes with true when the
+   * answer is a replay of an earlier request with this key.
+   */
+  public Future<Boolean> incrementAll(JsonArray increments, String idempotencyKey) {
+    DeliveryOptions keyed = new DeliveryOptions(delivery).addHeader(Addresses.IDEMPOTENCY_KEY, idempotencyKey);
+    return bus.request(Addresses.INCREMENT, increments, keyed)
+      .recover(failure -> Future.failedFuture(BusErrors.toApiError(failure)))
+      .map(reply -> "true".equals(reply.headers().get(Addresses.IDEMPOTENT_REPLAYED)));
   }
 
   /** Adds a batch without waiting for its commit. */

@@ -6,6 +6,7 @@ import io.countergateway.write.IdempotentIncrements;
 import io.countergateway.metrics.HttpRouteMeters;
 import io.countergateway.model.ApiError;
 import io.countergateway.model.Increment;
+import io.countergateway.write.AckMode;
 import io.vertx.core.Handler;
 import io.vertx.core.MultiMap;
 import io.vertx.core.buffer.Buffer;
@@ -13,7 +14,6 @@ import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.http.HttpServerResponse;
-import io.vertx.core.internal.http.HttpServerRequestInternal;
 import io.vertx.ext.web.Router;
 
 import java.util.Set;
@@ -94,7 +94,7 @@ final class HotRoutes implements Handler<HttpServerRequest> {
     }
     String type = path.substring(COUNTERS_PREFIX.length(), typeEnd);
     String id = path.substring(typeEnd + 1, idEnd);
-    AckMode ack = AckMode.ofPlainQuery(request.query());
+    AckMode ack = AckQuery.ofPlainQuery(request.query());
     if (ack == null || needsNormalising(type) || needsNormalising(id)) {
       return false;
     }
@@ -180,9 +180,13 @@ final class HotRoutes implements Handler<HttpServerRequest> {
     return true;
   }
 
-  /** The router's own check (400 for a Host it cannot parse), which it makes through Vert.x's internal request API. */
+  /**
+   * Whether the router would accept the request's authority without a word. The router asks Vert.x's internal request
+   * API (a missing or unparseable Host is a 400 there, except on HTTP/1.0); the public {@code authority()} parses the
+   * same Host header and is null exactly when that check fails, so anything doubtful goes to the router.
+   */
   private static boolean validAuthority(HttpServerRequest request) {
-    return request instanceof HttpServerRequestInternal internal && internal.isValidAuthority();
+    return request.authority() != null;
   }
 
   private static boolean needsNormalising(String segment) {

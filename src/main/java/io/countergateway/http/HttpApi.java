@@ -1,9 +1,8 @@
 package io.countergateway.http;
 
 import io.countergateway.runtime.GatewayServices;
-import io.countergateway.write.Coalescer;
 import io.countergateway.bus.CounterClient;
-import io.countergateway.write.IdempotentIncrements;
+import io.countergateway.write.WritePath;
 import io.countergateway.config.AuthOptions;
 import io.countergateway.config.AuthOptions.Right;
 import io.countergateway.config.HttpOptions;
@@ -25,7 +24,7 @@ import io.vertx.ext.web.handler.BodyHandler;
 import io.vertx.ext.web.handler.CorsHandler;
 import io.vertx.micrometer.PrometheusScrapingHandler;
 
-/** The HTTP contract of DESIGN §5 (written out in {@code src/main/resources/openapi.yaml}), as one router per ingest verticle. */
+/** The HTTP contract (written out in {@code src/main/resources/openapi.yaml}), as one router per ingest verticle. */
 public final class HttpApi {
   /** The beacon script may change with a release: caches keep it an hour, then revalidate with its ETag. */
   private static final StaticDocument BEACON_SCRIPT = StaticDocument.of("/frontdoor/beacon.js",
@@ -36,45 +35,40 @@ public final class HttpApi {
   private HttpApi() {
   }
 
-  public static Router router(Vertx vertx, GatewayServices services, Coalescer coalescer, IdempotentIncrements keyed) {
-    return router(vertx, services, coalescer, keyed, new HttpRouteMeters(services.registry()));
-  }
-
-  public static Router router(Vertx vertx, GatewayServices services, Coalescer coalescer, IdempotentIncrements keyed,
-                              HttpRouteMeters meters) {
-    return routes(vertx, services, coalescer, keyed, meters, null).router();
+  /** The router alone, without the hot routes in front of it. */
+  public static Router router(Vertx vertx, GatewayServices services, WritePath writes) {
+    return routes(vertx, services, writes, new HttpRouteMeters(services.registry()), null).router();
   }
 
   /**
    * What an ingest verticle's server serves: the hot beacon route without the router, all else through it.
    * {@code uniques}: the verticle's unique-visitor sketches, null when no namespace counts unique visitors.
    */
-  public static Handler<HttpServerRequest> requestHandler(Vertx vertx, GatewayServices services, Coalescer coalescer,
-                                                          IdempotentIncrements keyed, HttpRouteMeters meters,
-                                                          UniqueVisitors uniques) {
-    Routes routes = routes(vertx, services, coalescer, keyed, meters, uniques);
+  public static Handler<HttpServerRequest> requestHandler(Vertx vertx, GatewayServices services, WritePath writes,
+                                                          HttpRouteMeters meters, UniqueVisitors uniques) {
+    Routes routes = routes(vertx, services, writes, meters, uniques);
     return new HotRoutes(routes.router(), routes.writes(), services.config(), meters);
   }
 
   private record Routes(Router router, IncrementRoutes writes) {
   }
 
-  private static Routes routes(Vertx vertx, GatewayServices services, Coalescer coalescer, IdempotentIncrements keyed,
-                               HttpRouteMeters meters, UniqueVisitors uniques) {
+  private static Routes routes(Vertx vertx, GatewayServices services, WritePath writes, HttpRouteMeters meters,
+                               UniqueVisitors uniques) {
     Router router = Router.router(vertx);
     router.route().handler(meters::begin).handler(HttpApi::refuseUnknownFraming);
     CounterClient client = new CounterClient(vertx, services.config().getLimits().getRequestTimeoutMs());
-    IncrementRoutes writes = new IncrementRoutes(services, coalescer, client, keyed,
+    IncrementRoutes increments = new IncrementRoutes(services.config(), services.rules(), writes,
       new BeaconFilter(vertx.getOrCreateContext(), services.config(), services.registry()), uniques);
     ReadRoutes reads = new ReadRoutes(client, services.config());
     BodyHandler body = BodyHandler.create(false).setBodyLimit(services.config().getLimits().getMaxBodyBytes());
 
     router.route("/v1/beacon/*").handler(HttpApi::varyByOrigin);
     router.route("/v1/beacon/*").handler(beaconCors(services.config().getHttp()));
-    router.route(HttpMethod.GET, "/v1/beacon/:type/:id").handler(writes::beacon);
+    router.route(HttpMethod.GET, "/v1/beacon/:type/:id").handler(increments::beacon);
     router.route(HttpMethod.POST, "/v1/beacon/:type/:id")
       .handler(BodyHandler.create(false).setBodyLimit(services.config().getBeacon().getMaxBodyBytes()))
-      .handler(writes::beacon);
+      .handler(increments::beacon);
     // reached only by an OPTIONS that is not a preflight (the CORS handler answers those)
     router.options("/v1/beacon/:type/:id").handler(ctx -> ctx.response().putHeader("Allow", "GET, POST, OPTIONS")
       .setStatusCode(204).end());
@@ -84,8 +78,8 @@ public final class HttpApi {
     AuthOptions auth = services.config().getAuth();
     // vertx-web runs the body handler before any user handler; the body limit bounds what an unauthorised client costs
     router.post("/v1/counters/:type/:id/increments").handler(body).handler(BearerAuth.require(auth, Right.WRITE))
-      .handler(writes::single);
-    router.post("/v1/increments").handler(body).handler(BearerAuth.require(auth, Right.WRITE)).handler(writes::batch);
+      .handler(increments::single);
+    router.post("/v1/increments").handler(body).handler(BearerAuth.require(auth, Right.WRITE)).handler(increments::batch);
     router.get("/v1/counters/:type/:id").handler(reads::one);
     router.get("/v1/counters/:type").handler(reads::many);
     router.delete("/v1/counters/:type/:id").handler(BearerAuth.require(auth, Right.ADMIN)).handler(reads::reset);
@@ -96,7 +90,7 @@ public final class HttpApi {
       router.get("/metrics").handler(PrometheusScrapingHandler.create(prometheus));
     }
     errorPages(router);
-    return new Routes(router, writes);
+    return new Routes(router, increments);
   }
 
   /**

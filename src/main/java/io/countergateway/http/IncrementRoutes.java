@@ -1,20 +1,20 @@
 package io.countergateway.http;
 
-import io.countergateway.runtime.GatewayServices;
-import io.countergateway.write.Ack;
 import io.countergateway.beacon.BeaconFilter;
-import io.countergateway.write.Coalescer;
-import io.countergateway.bus.CounterClient;
+import io.countergateway.config.GatewayConfig;
 import io.countergateway.config.NamespaceOptions;
 import io.countergateway.config.TrustedProxies;
-import io.countergateway.write.IdempotentIncrements;
 import io.countergateway.model.ApiError;
 import io.countergateway.model.Increment;
 import io.countergateway.model.IncrementBatch;
 import io.countergateway.model.IncrementRules;
 import io.countergateway.uniques.UniqueVisitors;
+import io.countergateway.write.AckMode;
+import io.countergateway.write.IdempotentIncrements;
+import io.countergateway.write.WriteAnswer;
+import io.countergateway.write.WritePath;
+import io.countergateway.write.WriteRequest;
 import com.fasterxml.jackson.core.io.JsonStringEncoder;
-import io.vertx.core.Future;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.http.HttpServerRequest;
@@ -26,17 +26,20 @@ import io.vertx.ext.web.RoutingContext;
 import java.util.Base64;
 import java.util.List;
 import java.util.Locale;
+import java.util.function.Supplier;
 
-/** The write routes: single increment, batch, beacon. They run on the ingest verticle's event loop. */
+/**
+ * The write routes (single increment, batch, beacon) as a door: each turns its request into a {@link WriteRequest},
+ * and the {@link WriteAnswer} the write path decides into status, headers and body. They run on the ingest verticle's
+ * event loop.
+ */
 final class IncrementRoutes {
   /** The smallest transparent GIF, for beacons embedded as images. */
   private static final Buffer PIXEL = Buffer.buffer(Base64.getDecoder().decode("R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7"));
   private static final CharSequence CACHE_CONTROL = HttpHeaders.createOptimized("Cache-Control");
   private static final CharSequence NO_STORE = HttpHeaders.createOptimized("no-store");
 
-  private final Coalescer coalescer;
-  private final CounterClient counters;
-  private final IdempotentIncrements keyed;
+  private final WritePath writes;
   private final BeaconFilter beaconFilter;
   /** Null when no namespace counts unique visitors. */
   private final UniqueVisitors uniques;
@@ -44,57 +47,39 @@ final class IncrementRoutes {
   private final IncrementRules rules;
   private final int maxBatchIncrements;
 
-  IncrementRoutes(GatewayServices services, Coalescer coalescer, CounterClient counters, IdempotentIncrements keyed,
-                  BeaconFilter beaconFilter, UniqueVisitors uniques) {
-    this.coalescer = coalescer;
-    this.counters = counters;
-    this.keyed = keyed;
+  IncrementRoutes(GatewayConfig config, IncrementRules rules, WritePath writes, BeaconFilter beaconFilter,
+                  UniqueVisitors uniques) {
+    this.writes = writes;
     this.beaconFilter = beaconFilter;
     this.uniques = uniques;
-    this.trustedProxies = services.config().getHttp().getTrustedProxies();
-    this.rules = services.rules();
-    this.maxBatchIncrements = services.config().getLimits().getMaxBatchIncrements();
+    this.trustedProxies = config.getHttp().getTrustedProxies();
+    this.rules = rules;
+    this.maxBatchIncrements = config.getLimits().getMaxBatchIncrements();
   }
 
   /** {@code POST /v1/counters/{type}/{id}/increments}, body {@code {"delta": n}} or empty for 1. */
   void single(RoutingContext ctx) {
     Increment increment;
     AckMode ack;
-    boolean returnsValue;
-    String idempotencyKey;
+    WriteRequest request;
     try {
       refuseFormData(ctx);
-      ack = AckMode.of(ctx);
+      ack = AckQuery.of(ctx);
       // add-and-get: ?return=value; the query is only decoded when there is one (the hot path has none)
-      returnsValue = ctx.request().query() != null
+      boolean returnsValue = ctx.request().query() != null
         && rules.returnsValue(singleQueryValue(ctx, "return"), ack == AckMode.COMMIT);
       JsonObject body = singleBody(ctx.body().buffer());
       increment = rules.increment(ctx.pathParam("type"), ctx.pathParam("id"),
         body == null ? null : body.getValue("delta"), body == null ? null : body.getValue("at"));
-      idempotencyKey = IdempotentIncrements.key(ctx.request().getHeader(IdempotentIncrements.HEADER), IdempotentIncrements.HEADER);
+      String idempotencyKey = IdempotentIncrements.key(ctx.request().getHeader(IdempotentIncrements.HEADER),
+        IdempotentIncrements.HEADER);
+      request = WriteRequest.of(increment, ack).returningValue(returnsValue)
+        .withIdempotencyKey(idempotencyKey, idempotencyKey == null ? null : incrementAnswer(increment, ack));
     } catch (ApiError e) {
       Responses.error(ctx, e);
       return;
     }
-    if (idempotencyKey != null) {
-      Future<IdempotentIncrements.Answer> answer = keyed.submit(idempotencyKey, List.of(increment), ack == AckMode.COMMIT,
-        ack == AckMode.COMMIT ? 200 : 202, incrementAnswer(increment, ack));
-      keyedAnswer(ctx, answer, returnsValue
-        ? answer.compose(done -> counters.valueAfterCommit(increment.key().type(), increment.key().id())) : null);
-      return;
-    }
-    if (returnsValue) {
-      submit(increment, ack).onComplete(result -> {
-        if (result.succeeded()) {
-          counters.valueAfterCommit(increment.key().type(), increment.key().id()).onComplete(value -> Responses.json(ctx,
-            200, new JsonObject(incrementAnswer(increment, ack)).put("value", value.result())));
-        } else {
-          Responses.error(ctx, result.cause());
-        }
-      });
-      return;
-    }
-    takeSingle(increment, ack, ctx.response());
+    submit(request, ctx.response(), () -> incrementAnswer(increment, ack));
   }
 
   /**
@@ -111,17 +96,52 @@ final class IncrementRoutes {
       Responses.error(response, e);
       return;
     }
-    takeSingle(increment, ack, response);
+    submit(WriteRequest.of(increment, ack), response, () -> incrementAnswer(increment, ack));
   }
 
-  private void takeSingle(Increment increment, AckMode ack, HttpServerResponse response) {
-    submit(increment, ack).onComplete(result -> {
-      if (result.succeeded()) {
-        Responses.json(response, ack == AckMode.COMMIT ? 200 : 202, incrementAnswer(increment, ack));
-      } else {
-        Responses.error(response, result.cause());
-      }
-    });
+  /** {@code POST /v1/increments}: a JSON array or NDJSON of {@code {"type","id","delta"}}; all validated first. */
+  void batch(RoutingContext ctx) {
+    IncrementBatch batch;
+    AckMode ack;
+    WriteRequest request;
+    try {
+      refuseFormData(ctx);
+      ack = AckQuery.of(ctx);
+      batch = BatchParser.parse(ctx.body().buffer(), rules, maxBatchIncrements);
+      String idempotencyKey = IdempotentIncrements.key(ctx.request().getHeader(IdempotentIncrements.HEADER),
+        IdempotentIncrements.HEADER);
+      request = WriteRequest.of(batch.perCounter(), ack)
+        .withIdempotencyKey(idempotencyKey, idempotencyKey == null ? null : batchAnswer(batch, ack));
+    } catch (ApiError e) {
+      Responses.error(ctx, e);
+      return;
+    }
+    submit(request, ctx.response(), () -> batchAnswer(batch, ack));
+  }
+
+  /** {@code successBody}: what this route answers a success with, unless the answer carries a stored body. */
+  private void submit(WriteRequest request, HttpServerResponse response, Supplier<String> successBody) {
+    writes.submit(request).onSuccess(answer -> answer(response, request, answer, successBody));
+  }
+
+  /**
+   * A refusal as its JSON error; a success as the stored body of a request with an idempotency key (the first
+   * request's, marked {@code Idempotent-Replayed: true} on a repeat) or this route's own, with add-and-get's value.
+   */
+  private static void answer(HttpServerResponse response, WriteRequest request, WriteAnswer answer,
+                             Supplier<String> successBody) {
+    if (answer.isRefused()) {
+      Responses.error(response, answer.refusal());
+      return;
+    }
+    if (answer.replayed()) {
+      response.putHeader("Idempotent-Replayed", "true");
+    }
+    String body = answer.storedBody() != null ? answer.storedBody() : successBody.get();
+    if (request.returnsValue() && answer.status() == 200) {
+      body = new JsonObject(body).put("value", answer.value()).encode();
+    }
+    Responses.json(response, answer.status(), body);
   }
 
   private static String singleQueryValue(RoutingContext ctx, String name) {
@@ -147,105 +167,9 @@ final class IncrementRoutes {
     return json.append('"');
   }
 
-  /** {@code POST /v1/increments}: a JSON array or NDJSON of {@code {"type","id","delta"}}; all or nothing. */
-  void batch(RoutingContext ctx) {
-    IncrementBatch batch;
-    AckMode ack;
-    List<Ack> acks;
-    try {
-      refuseFormData(ctx);
-      ack = AckMode.of(ctx);
-      batch = BatchParser.parse(ctx.body().buffer(), rules, maxBatchIncrements);
-      String idempotencyKey = IdempotentIncrements.key(ctx.request().getHeader(IdempotentIncrements.HEADER),
-        IdempotentIncrements.HEADER);
-      if (idempotencyKey != null) {
-        keyedAnswer(ctx, keyed.submit(idempotencyKey, batch.perCounter(), ack == AckMode.COMMIT,
-          ack == AckMode.COMMIT ? 200 : 202, batchAnswer(batch, ack).encode()), null);
-        return;
-      }
-      acks = coalescer.addAll(batch.perCounter(), ack == AckMode.COMMIT);
-    } catch (ApiError e) {
-      Responses.error(ctx, e);
-      return;
-    }
-    JsonObject answer = batchAnswer(batch, ack);
-    if (acks.isEmpty()) {
-      Responses.json(ctx, ack == AckMode.COMMIT ? 200 : 202, answer);
-      return;
-    }
-    whenAllSettled(acks, () -> {
-      if (acks.stream().allMatch(waiter -> waiter.future().succeeded())) {
-        Responses.json(ctx, 200, answer);
-      } else {
-        Responses.error(ctx, batchFailure(acks));
-      }
-    });
-  }
-
-  /**
-   * Runs {@code then} once every ack is settled. A count rather than {@code Future.join}: a batch holds up to a
-   * thousand counters, and the composite future cost a batch request a twelfth of its time. Acks settle on this
-   * event loop (the coalescer's), so the count needs no lock.
-   */
-  private static void whenAllSettled(List<Ack> acks, Runnable then) {
-    int[] unsettled = {acks.size()};
-    for (Ack ack : acks) {
-      ack.future().onComplete(settled -> {
-        if (--unsettled[0] == 0) {
-          then.run();
-        }
-      });
-    }
-  }
-
-  private static JsonObject batchAnswer(IncrementBatch batch, AckMode ack) {
+  private static String batchAnswer(IncrementBatch batch, AckMode ack) {
     return new JsonObject().put("increments", batch.increments())
-      .put("counters", batch.perCounter().size()).put("delta", batch.totalDelta()).put("ack", ack.label);
-  }
-
-  /**
-   * The answer of a request with an idempotency key: the stored answer of the first request when this is a repeat,
-   * marked {@code Idempotent-Replayed: true}; with add-and-get, the value read after the commit.
-   */
-  private static void keyedAnswer(RoutingContext ctx, Future<IdempotentIncrements.Answer> answer, Future<Long> value) {
-    answer.onComplete(result -> {
-      if (result.failed()) {
-        Responses.error(ctx, result.cause());
-        return;
-      }
-      IdempotentIncrements.Answer done = result.result();
-      if (done.replayed()) {
-        ctx.response().putHeader("Idempotent-Replayed", "true");
-      }
-      if (value == null || done.status() != 200) {
-        Responses.json(ctx, done.status(), done.body());
-      } else {
-        value.onComplete(read -> Responses.json(ctx, 200, new JsonObject(done.body()).put("value", read.result())));
-      }
-    });
-  }
-
-  /**
-   * A batch is withdrawn (503) only if every counter was withdrawn; if any part may have been written the
-   * honest answer is 504: some of it may be counted, and a retry with an idempotency key is safe.
-   */
-  private static ApiError batchFailure(List<Ack> acks) {
-    ApiError first = null;
-    boolean allWithdrawn = true;
-    for (Ack ack : acks) {
-      if (ack.future().failed()) {
-        ApiError error = ack.future().cause() instanceof ApiError api ? api
-          : new ApiError(500, "write_failed", String.valueOf(ack.future().cause().getMessage()), null);
-        first = first == null ? error : first;
-        allWithdrawn &= error.status() == 503;
-      } else {
-        allWithdrawn = false;
-      }
-    }
-    if (allWithdrawn || first.status() == 500 && acks.stream().allMatch(a -> a.future().failed())) {
-      return first;
-    }
-    return new ApiError(504, "outcome_unknown", "part of the batch may have been counted when the request ended", null);
+      .put("counters", batch.perCounter().size()).put("delta", batch.totalDelta()).put("ack", ack.label).encode();
   }
 
   /**
@@ -284,19 +208,21 @@ final class IncrementRoutes {
   void takeBeacon(NamespaceOptions namespace, Increment increment, HttpServerRequest request) {
     beaconFilter.check(namespace, request.headers()).onComplete(verdict -> {
       // a verdict that could not be reached counts the beacon, as it would be counted without the filter
-      if (verdict.failed() || verdict.result() == null) {
-        try {
-          coalescer.add(increment, false);
-        } catch (ApiError e) {
-          Responses.error(request.response(), e);
+      // a verdict that could not be reached counts the beacon, as it would be counted without the filter
+      if (verdict.succeeded() && verdict.result() != null) {
+        answerBeacon(request); // dropped: the same answer, not counted
+        return;
+      }
+      writes.submit(WriteRequest.of(increment, AckMode.ACCEPTED)).onSuccess(answer -> {
+        if (answer.isRefused()) {
+          Responses.error(request.response(), answer.refusal());
           return;
         }
         if (uniques != null && namespace.isUnique()) {
-          uniques.record(increment.key(), ClientAddress.of(request, trustedProxies),
-            request.getHeader("User-Agent"));
+          uniques.record(increment.key(), ClientAddress.of(request, trustedProxies), request.getHeader("User-Agent"));
         }
-      }
-      answerBeacon(request);
+        answerBeacon(request);
+      });
     });
   }
 
@@ -310,15 +236,6 @@ final class IncrementRoutes {
       response.setStatusCode(200).putHeader("Content-Type", "image/gif").end(PIXEL);
     } else {
       response.setStatusCode(204).end();
-    }
-  }
-
-  private Future<Void> submit(Increment increment, AckMode ack) {
-    try {
-      Ack waiter = coalescer.add(increment, ack == AckMode.COMMIT);
-      return waiter == null ? Future.succeededFuture() : waiter.future();
-    } catch (ApiError e) {
-      return Future.failedFuture(e);
     }
   }
 

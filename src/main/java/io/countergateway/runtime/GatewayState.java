@@ -1,10 +1,10 @@
 package io.countergateway.runtime;
 
+import io.countergateway.write.KeysInFlight;
+import io.countergateway.write.WriterHealth;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -15,7 +15,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p>The gateway-wide transitions (the first coalescer starts failing or shedding, the last one stops) are the
  * operator's events: one log line each, whatever the number of coalescers.
  */
-public final class GatewayState {
+public final class GatewayState implements WriterHealth {
   private static final Logger LOG = LoggerFactory.getLogger(GatewayState.class);
 
   private volatile boolean draining;
@@ -27,16 +27,11 @@ public final class GatewayState {
     "shedding over: increments are taken again");
   private final AtomicLong drainedCounters = new AtomicLong();
   private final AtomicLong undrainedCounters = new AtomicLong();
+  private final KeysInFlight keysInFlight = new KeysInFlight();
+
   /** Idempotency keys whose request this gateway is writing now, on any of its event loops. */
-  private final Set<String> keysInFlight = ConcurrentHashMap.newKeySet();
-
-  /** False when a request with this key is in flight here already (the repeat gets 409). */
-  public boolean claimKey(String key) {
-    return keysInFlight.add(key);
-  }
-
-  public void releaseKey(String key) {
-    keysInFlight.remove(key);
+  public KeysInFlight keysInFlight() {
+    return keysInFlight;
   }
 
   public boolean isDraining() {
@@ -64,10 +59,12 @@ public final class GatewayState {
     return shedding.writers.get();
   }
 
+  @Override
   public void writerFailing(boolean nowFailing) {
     outage.change(nowFailing);
   }
 
+  @Override
   public void writerShedding(boolean nowShedding) {
     shedding.change(nowShedding);
   }

@@ -2,7 +2,6 @@ package io.countergateway.write;
 
 import io.countergateway.store.Flush;
 import io.countergateway.store.FlushRow;
-import io.countergateway.runtime.GatewayState;
 import io.countergateway.config.BatchingOptions;
 import io.countergateway.config.GatewayConfig;
 import io.countergateway.model.ApiError;
@@ -26,9 +25,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.IntSupplier;
+import java.util.function.LongSupplier;
 
 /**
- * Sums deltas per counter and turns them into few, large, ordered flushes (DESIGN §3). Confined to one event
+ * Sums deltas per counter and turns them into few, large, ordered flushes. Confined to one event
  * loop: every method must be called on the owning verticle's context, so there are no locks.
  *
  * <p>A flush starts when the oldest pending delta is {@code maxDelayMs} old, when {@code maxKeys} counters are
@@ -40,7 +40,9 @@ public final class Coalescer {
   private final FlushWriter writer;
   private final GatewayConfig config;
   private final BatchingOptions options;
-  private final GatewayState state;
+  private final WriterHealth health;
+  /** Nanoseconds, as {@link System#nanoTime()}: passed in, so tests move time instead of sleeping. */
+  private final LongSupplier nanoClock;
   private final SlotPicker slots;
   private final String flushSource;
   /** Created on its verticle's event loop; requests come on duplicates of that context, so the thread is the check. */
@@ -70,13 +72,18 @@ public final class Coalescer {
     int liveAcks;
   }
 
-  /** {@code lane}: the replica lane this coalescer writes (see {@link SlotPicker}); read at every flush. */
-  public Coalescer(Vertx vertx, CounterStore store, GatewayConfig config, GatewayState state, int instanceIndex, IntSupplier lane) {
+  /**
+   * {@code lane}: the replica lane this coalescer writes (see {@link SlotPicker}), read at every flush;
+   * {@code nanoClock}: {@code System::nanoTime} but in tests.
+   */
+  public Coalescer(Vertx vertx, CounterStore store, GatewayConfig config, WriterHealth health, int instanceIndex,
+                   IntSupplier lane, LongSupplier nanoClock) {
     this.vertx = vertx;
-    this.writer = new FlushWriter(vertx, store, config.getBatching(), state, this::reslot);
+    this.writer = new FlushWriter(vertx, store, config.getBatching(), health, this::reslot, nanoClock);
     this.config = config;
     this.options = config.getBatching();
-    this.state = state;
+    this.health = health;
+    this.nanoClock = nanoClock;
     this.slots = new SlotPicker(lane, config.getBatching().getMaxInFlight());
     // one coalescer of one process run: random, so restarts and replicas never share a source
     this.flushSource = Long.toUnsignedString(ThreadLocalRandom.current().nextLong(), 36) + "-" + instanceIndex;
@@ -109,7 +116,7 @@ public final class Coalescer {
   }
 
   private void expireOverdue() {
-    long now = System.nanoTime();
+    long now = nanoClock.getAsLong();
     while (!deadlines.isEmpty() && (deadlines.peekFirst().state == Ack.State.DONE || deadlines.peekFirst().deadline - now <= 0)) {
       Ack ack = deadlines.pollFirst();
       if (ack.state != Ack.State.DONE) {
@@ -211,7 +218,7 @@ public final class Coalescer {
     incrementsTaken++;
     if (entry == null) {
       if (pending.isEmpty()) {
-        firstPendingNanos = System.nanoTime();
+        firstPendingNanos = nanoClock.getAsLong();
       }
       entry = new Pending();
       pending.put(increment.key(), entry);
@@ -219,7 +226,7 @@ public final class Coalescer {
     entry.delta += increment.delta();
     Ack ack = null;
     if (waitForCommit) {
-      ack = new Ack(increment.key(), increment.delta(), System.nanoTime() + timeoutNanos);
+      ack = new Ack(increment.key(), increment.delta(), nanoClock.getAsLong() + timeoutNanos);
       deadlines.add(ack);
       if (entry.acks == null) {
         entry.acks = new ArrayList<>(4);
@@ -278,7 +285,7 @@ public final class Coalescer {
     if (inFlight >= options.getMaxInFlight()) {
       return;
     }
-    long waitedMs = (System.nanoTime() - firstPendingNanos) / 1_000_000;
+    long waitedMs = (nanoClock.getAsLong() - firstPendingNanos) / 1_000_000;
     if (pending.size() >= options.getMaxKeys() || pendingWaiters > 0 && inFlight == 0 || waitedMs >= options.getMaxDelayMs()) {
       flushNow();
     } else if (timerId < 0) {
@@ -334,7 +341,7 @@ public final class Coalescer {
         }
       }
     }
-    firstPendingNanos = System.nanoTime();
+    firstPendingNanos = nanoClock.getAsLong();
     if (answeredAtOnce != null) {
       for (Ack ack : answeredAtOnce) {
         settle(ack);
@@ -402,7 +409,7 @@ public final class Coalescer {
   private void setShedding(boolean nowShedding) {
     if (shedding != nowShedding) {
       shedding = nowShedding;
-      state.writerShedding(nowShedding);
+      health.writerShedding(nowShedding);
     }
   }
 }

@@ -2,7 +2,6 @@ package io.countergateway.write;
 
 import io.countergateway.store.Flush;
 import io.countergateway.store.FlushRow;
-import io.countergateway.runtime.GatewayState;
 import io.countergateway.config.BatchingOptions;
 import io.countergateway.model.ApiError;
 import io.countergateway.model.CounterKey;
@@ -25,6 +24,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.LongSupplier;
 import java.util.function.UnaryOperator;
 
 /**
@@ -49,7 +49,8 @@ final class FlushWriter {
   private final Vertx vertx;
   private final CounterStore store;
   private final BatchingOptions options;
-  private final GatewayState state;
+  private final WriterHealth health;
+  private final LongSupplier nanoClock;
   private final UnaryOperator<Flush> reslot;
   private final Context context;
   private final Thread eventLoop;
@@ -71,11 +72,13 @@ final class FlushWriter {
   }
 
   /** {@code reslot} gives the same flush on the slots of a new round, for retries. */
-  FlushWriter(Vertx vertx, CounterStore store, BatchingOptions options, GatewayState state, UnaryOperator<Flush> reslot) {
+  FlushWriter(Vertx vertx, CounterStore store, BatchingOptions options, WriterHealth health, UnaryOperator<Flush> reslot,
+              LongSupplier nanoClock) {
     this.vertx = vertx;
     this.store = store;
     this.options = options;
-    this.state = state;
+    this.health = health;
+    this.nanoClock = nanoClock;
     this.reslot = reslot;
     this.context = vertx.getOrCreateContext();
     this.eventLoop = Thread.currentThread();
@@ -84,12 +87,12 @@ final class FlushWriter {
   /** Completes once every request of the flush is settled (never fails). */
   Future<Void> write(Flush flush, List<Ack> acks) {
     Promise<Void> settled = Promise.promise();
-    long started = System.nanoTime();
+    long started = nanoClock.getAsLong();
     attempt(flush, acks, 0, settled);
     return settled.future().onComplete(done -> {
       store.flushSettled(flush);
       if (flushTimer != null) {
-        flushTimer.record(System.nanoTime() - started, TimeUnit.NANOSECONDS);
+        flushTimer.record(nanoClock.getAsLong() - started, TimeUnit.NANOSECONDS);
       }
     });
   }
@@ -199,7 +202,7 @@ final class FlushWriter {
   private void setFailing(boolean nowFailing) {
     if (failing != nowFailing) {
       failing = nowFailing;
-      state.writerFailing(nowFailing);
+      health.writerFailing(nowFailing);
     }
   }
 }

@@ -1,6 +1,5 @@
 package io.countergateway.write;
 
-import io.countergateway.runtime.GatewayServices;
 import io.countergateway.store.FlushRow;
 import io.countergateway.config.GatewayConfig;
 import io.countergateway.model.ApiError;
@@ -52,22 +51,26 @@ public final class IdempotentIncrements {
   }
 
   private final Vertx vertx;
-  private final GatewayServices services;
+  private final GatewayConfig config;
+  private final KeysInFlight keysInFlight;
   private final KeyedWrites writes;
+  private boolean draining;
   private final List<Future<?>> inFlight = new ArrayList<>();
   private final Counter written;
   private final Counter replayed;
   private final Counter refused;
 
-  public IdempotentIncrements(Vertx vertx, GatewayServices services) {
+  /** {@code keysInFlight}: one set for the whole gateway, shared by every ingest verticle's instance. */
+  public IdempotentIncrements(Vertx vertx, GatewayConfig config, KeysInFlight keysInFlight, MeterRegistry registry) {
     this.vertx = vertx;
-    this.services = services;
-    this.writes = new KeyedWrites(vertx, services.config().getDatabase(), services.config().getIdempotency().getPoolSize(),
-      services.config().getBatching().getWriteTimeoutMs());
+    this.config = config;
+    this.keysInFlight = keysInFlight;
+    this.writes = new KeyedWrites(vertx, config.getDatabase(), config.getIdempotency().getPoolSize(),
+      config.getBatching().getWriteTimeoutMs());
     // the same meters for every ingest verticle: Micrometer hands back the one already registered
-    written = outcome(services.registry(), "written");
-    replayed = outcome(services.registry(), "replayed");
-    refused = outcome(services.registry(), "refused");
+    written = outcome(registry, "written");
+    replayed = outcome(registry, "replayed");
+    refused = outcome(registry, "refused");
   }
 
   private static Counter outcome(MeterRegistry registry, String outcome) {
@@ -100,14 +103,13 @@ public final class IdempotentIncrements {
       return Future.failedFuture(ApiError.badRequest("idempotency_unsupported", HEADER,
         "idempotency keys are not supported on windowed namespaces"));
     }
-    GatewayConfig config = services.config();
-    if (services.state().isDraining()) {
+    if (draining) {
       return Future.failedFuture(ApiError.unavailable("shutting_down", "the gateway is shutting down"));
     }
     if (inFlight.size() >= config.getIdempotency().getMaxInFlight()) {
       return Future.failedFuture(ApiError.unavailable("overloaded", "too many requests with idempotency keys in flight"));
     }
-    if (!services.state().claimKey(key)) {
+    if (!keysInFlight.claim(key)) {
       refused.increment();
       return Future.failedFuture(new ApiError(409, "idempotency_key_in_use",
         "a request with this idempotency key is still being written; repeat it later", HEADER));
@@ -117,7 +119,7 @@ public final class IdempotentIncrements {
     long deadline = waitForCommit ? System.currentTimeMillis() + config.getLimits().getRequestTimeoutMs() : Long.MAX_VALUE;
     Promise<Answer> answered = Promise.promise();
     attempt(request, 0, deadline, answered);
-    Future<Answer> written = answered.future().onComplete(done -> services.state().releaseKey(key));
+    Future<Answer> written = answered.future().onComplete(done -> keysInFlight.release(key));
     inFlight.add(written);
     written.onComplete(done -> inFlight.remove(written));
     return waitForCommit ? written : Future.succeededFuture(new Answer(status, body, false));
@@ -143,7 +145,7 @@ public final class IdempotentIncrements {
           ? new ApiError(422, "counter_overflow", "the increment would take the counter beyond the 64-bit range; it was not counted", "delta")
           : new ApiError(500, "write_failed", "the database refused a value of the write: " + result.cause().getMessage(), null));
       } else {
-        long delay = services.config().getBatching().retryDelayMs(attemptNo);
+        long delay = config.getBatching().retryDelayMs(attemptNo);
         if (System.currentTimeMillis() + delay >= deadline) {
           answered.fail(new ApiError(504, "outcome_unknown",
             "the request may or may not be counted; repeat it with the same idempotency key", null));
@@ -172,13 +174,17 @@ public final class IdempotentIncrements {
   private List<FlushRow> rows(Map<CounterKey, Long> perCounter) {
     List<FlushRow> rows = new ArrayList<>();
     perCounter.forEach((key, delta) -> rows.add(new FlushRow(key.type(), key.id(),
-      (short) ThreadLocalRandom.current().nextInt(services.config().namespace(key.type()).getSlots()), delta)));
+      (short) ThreadLocalRandom.current().nextInt(config.namespace(key.type()).getSlots()), delta)));
     rows.sort(null);
     return rows;
   }
 
-  /** Waits for the keyed requests in flight (accepted ones are still being written), then closes the pool. */
+  /**
+   * Refuses new keyed requests (503 {@code shutting_down}), waits for those in flight (accepted ones are still being
+   * written), then closes the pool.
+   */
   public Future<Void> drain() {
+    draining = true;
     return Future.join(new ArrayList<>(inFlight)).transform(done -> writes.close());
   }
 }

@@ -56,7 +56,7 @@ class OpenApiRoutesTest {
     // built on an event loop as an ingest verticle builds it; no request is served, so no coalescer is needed
     Router router = await(Future.<Router>future(promise -> vertx.runOnContext(v -> {
       try {
-        promise.complete(HttpApi.router(vertx, services, null, null));
+        promise.complete(HttpApi.router(vertx, services, null));
       } catch (RuntimeException e) {
         promise.fail(e);
       }

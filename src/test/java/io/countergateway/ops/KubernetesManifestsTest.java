@@ -227,7 +227,7 @@ class KubernetesManifestsTest {
   private static Set<String> routes(GatewayConfig config) {
     GatewayServices services = new GatewayServices(config, new GatewayState(),
       new PrometheusMeterRegistry(PrometheusConfig.DEFAULT));
-    return HttpApi.router(vertx, services, null, null).getRoutes().stream().map(Route::getPath).filter(Objects::nonNull)
+    return HttpApi.router(vertx, services, null).getRoutes().stream().map(Route::getPath).filter(Objects::nonNull)
       .collect(Collectors.toSet());
   }
 

@@ -126,6 +126,11 @@ public final class GatewayFixture implements AutoCloseable {
     return sql.query("SELECT COUNT(*) FROM " + table + "_windows").execute().map(rows -> rows.iterator().next().getLong(0));
   }
 
+  /** PostgreSQL ({@code $1} parameters) or MariaDB ({@code ?}). */
+  public boolean isPostgres() {
+    return postgres;
+  }
+
   private String mark(int position) {
     return postgres ? "$" + position : "?";
   }

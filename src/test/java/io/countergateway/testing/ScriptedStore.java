@@ -90,6 +90,23 @@ public final class ScriptedStore implements CounterStore {
     return next != null;
   }
 
+  private record HeldWaiter(int count, Promise<Void> reached) {
+    boolean tryHeld(int held) {
+      return held >= count && reached.tryComplete();
+    }
+  }
+
+  private final List<HeldWaiter> heldWaiters = new ArrayList<>();
+
+  /** Completes once {@code count} writes are held (at once if they are); call it on the store's event loop. */
+  public Future<Void> whenHeld(int count) {
+    HeldWaiter waiter = new HeldWaiter(count, Promise.promise());
+    if (!waiter.tryHeld(held.size())) {
+      heldWaiters.add(waiter);
+    }
+    return waiter.reached().future();
+  }
+
   public int heldWrites() {
     return held.size();
   }
@@ -122,6 +139,7 @@ public final class ScriptedStore implements CounterStore {
     if (step instanceof Hold) {
       Promise<WriteOutcome> answer = Promise.promise();
       held.add(() -> answer.handle(commit(flush)));
+      heldWaiters.removeIf(waiter -> waiter.tryHeld(held.size()));
       return answer.future();
     }
     Future<WriteOutcome> outcome = commit(flush);

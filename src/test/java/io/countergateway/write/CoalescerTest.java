@@ -9,6 +9,7 @@ import io.countergateway.model.CounterKey;
 import io.countergateway.model.Increment;
 import io.countergateway.testing.EventLoop;
 import io.countergateway.testing.ScriptedStore;
+import io.countergateway.testing.SettableClock;
 import io.countergateway.testing.ScriptedStore.CommitThenLoseAnswer;
 import io.countergateway.testing.ScriptedStore.Fail;
 import io.countergateway.testing.ScriptedStore.Hold;
@@ -21,6 +22,8 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
+import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -43,6 +46,8 @@ class CoalescerTest {
   private Context loop;
   private ScriptedStore store;
   private GatewayState state;
+  /** The coalescer's time: tests move it instead of waiting for it. */
+  private SettableClock clock;
 
   @BeforeEach
   void setUp() {
@@ -50,6 +55,7 @@ class CoalescerTest {
     loop = vertx.getOrCreateContext();
     store = new ScriptedStore();
     state = new GatewayState();
+    clock = new SettableClock(Instant.parse("2026-01-01T00:00:00Z"));
   }
 
   @AfterEach
@@ -66,7 +72,7 @@ class CoalescerTest {
 
   private Coalescer coalescer(JsonObject config) {
     return onLoop(() -> {
-      Coalescer coalescer = new Coalescer(vertx, store, GatewayConfig.fromJson(config), state, 0, () -> 0);
+      Coalescer coalescer = new Coalescer(vertx, store, GatewayConfig.fromJson(config), state, 0, () -> 0, clock::nanoTime);
       coalescer.start();
       return coalescer;
     });
@@ -92,13 +98,6 @@ class CoalescerTest {
     return new Increment(new CounterKey("likes", id), delta);
   }
 
-  private static void sleep(long millis) {
-    try {
-      Thread.sleep(millis);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
-  }
 
   @Test
   @DisplayName("a flush split down to its refused row, then 100 committing flushes: every id is new, every 200 counted")
@@ -159,9 +158,7 @@ class CoalescerTest {
     store.then(new Fail(ScriptedStore.sqlState("57014")), new Hold());
     Coalescer coalescer = coalescer(config());
     Ack ack = onLoop(() -> coalescer.add(increment("a", 1), true));
-    while (store.heldWrites() == 0) {
-      sleep(1);
-    }
+    outcome(onLoop(() -> store.whenHeld(1)));
     assertThat(state.writersHealthy()).isFalse();
     onLoop(store::release);
     assertThat(outcome(ack.future())).isNull();
@@ -172,11 +169,11 @@ class CoalescerTest {
   @DisplayName("a request timing out while its increment is pending gets 503 and is not counted; in a flush under way, 504")
   void timeoutWhilePendingOrInFlight() {
     JsonObject config = config();
-    config.getJsonObject("limits").put("requestTimeoutMs", 200);
     store.then(new Hold());
     Coalescer coalescer = coalescer(config);
     Ack inFlight = onLoop(() -> coalescer.add(increment("a", 1), true));
     Ack pending = onLoop(() -> coalescer.add(increment("a", 1), true));
+    clock.advance(Duration.ofSeconds(11)); // past requestTimeoutMs: the next sweep expires them
 
     Throwable pendingOutcome = outcome(pending.future());
     Throwable inFlightOutcome = outcome(inFlight.future());
@@ -198,7 +195,6 @@ class CoalescerTest {
   @DisplayName("50,000 waiting requests on one hot counter expiring together are all withdrawn, none counted")
   void manyWaitersExpire() {
     JsonObject config = config();
-    config.getJsonObject("limits").put("requestTimeoutMs", 300);
     config.getJsonObject("batching").put("maxWaitingRequests", 60_000);
     store.then(new Hold());
     Coalescer coalescer = coalescer(config);
@@ -208,6 +204,7 @@ class CoalescerTest {
       IntStream.range(0, 50_000).forEach(i -> acks.add(coalescer.add(increment("hot", 1), true)));
       return acks;
     });
+    clock.advance(Duration.ofSeconds(11)); // past requestTimeoutMs: the next sweep expires them
 
     List<Throwable> outcomes = waiters.stream().map(ack -> outcome(ack.future())).toList();
     onLoop(store::release);
@@ -276,9 +273,8 @@ class CoalescerTest {
     assertThatThrownBy(() -> onLoop(() -> coalescer.add(increment("d", 1), true)))
       .isInstanceOfSatisfying(ApiError.class, e -> assertThat(e.status()).isEqualTo(503));
     assertThat(state.writersHealthy()).isFalse();
-    while (store.heldWrites() < 2) {
-      sleep(1); // the second flush starts while the three requests still wait
-    }
+    // the second flush starts (its maxDelayMs timer) while the three requests still wait
+    outcome(onLoop(() -> store.whenHeld(2)));
     assertThat(state.writersHealthy()).as("ready while still at the limit").isFalse();
 
     onLoop(store::release);

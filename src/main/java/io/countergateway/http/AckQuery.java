@@ -1,26 +1,25 @@
 package io.countergateway.http;
 
 import io.countergateway.model.ApiError;
+import io.countergateway.write.AckMode;
 import io.vertx.ext.web.RoutingContext;
 
 import java.util.List;
 
-/** When a write is answered: after its commit (200) or once the gateway holds it (202). */
-enum AckMode {
-  COMMIT, ACCEPTED;
-
-  /** As written in answers, computed once. */
-  final String label = name().toLowerCase(java.util.Locale.ROOT);
+/** The {@code ack} query parameter of the write routes: {@code commit} (the default) or {@code accepted}. */
+final class AckQuery {
+  private AckQuery() {
+  }
 
   static AckMode of(RoutingContext ctx) {
     if (ctx.request().query() == null) {
-      return COMMIT; // the common case: no query string to decode
+      return AckMode.COMMIT; // the common case: no query string to decode
     }
     List<String> values = ctx.queryParam("ack");
     if (values.isEmpty()) {
-      return COMMIT;
+      return AckMode.COMMIT;
     }
-    AckMode ack = values.size() == 1 ? named(values.get(0)) : null;
+    AckMode ack = values.size() == 1 ? AckMode.named(values.get(0)) : null;
     if (ack == null) {
       throw ApiError.badRequest("invalid_ack", "ack", "ack must be 'commit' or 'accepted'");
     }
@@ -33,17 +32,8 @@ enum AckMode {
    */
   static AckMode ofPlainQuery(String query) {
     if (query == null) {
-      return COMMIT;
+      return AckMode.COMMIT;
     }
-    return query.startsWith("ack=") ? named(query.substring(4)) : null;
-  }
-
-  private static AckMode named(String label) {
-    for (AckMode mode : values()) {
-      if (mode.label.equals(label)) {
-        return mode;
-      }
-    }
-    return null;
+    return query.startsWith("ack=") ? AckMode.named(query.substring(4)) : null;
   }
 }
