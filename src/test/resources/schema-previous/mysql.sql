@@ -1,4 +1,4 @@
--- Slotted counters (DESIGN §2). ${table} is replaced by database.table; statements are split on ';'.
+-- Slotted counters (src/DESIGN.md §2). ${table} is replaced by database.table; statements are split on ';'.
 -- No AUTO_INCREMENT id: ON DUPLICATE KEY UPDATE on a table with two unique keys is unsafe.
 CREATE TABLE IF NOT EXISTS ${table} (
   record_type VARCHAR(64)  NOT NULL,

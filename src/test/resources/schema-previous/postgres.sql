@@ -1,4 +1,4 @@
--- Slotted counters (DESIGN §2). ${table} is replaced by database.table; statements are split on ';'.
+-- Slotted counters (src/DESIGN.md §2). ${table} is replaced by database.table; statements are split on ';'.
 CREATE TABLE IF NOT EXISTS ${table} (
   record_type VARCHAR(64)  NOT NULL,
   record_id   VARCHAR(255) NOT NULL,

@@ -1,6 +1,6 @@
 package io.countergateway.bus;
 
-/** Event-bus addresses of the gateway (DESIGN §5). */
+/** Event-bus addresses of the gateway (src/DESIGN.md §5). */
 public final class Addresses {
   /** JSON {@code {"type","id","delta"}}: {@code request} waits for the commit, {@code send} does not. */
   public static final String INCREMENT = "counters.increment";

@@ -27,7 +27,7 @@ import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.function.IntSupplier;
 
 /**
- * The lanes one replica's coalescers write, leased in {@code <table>_lanes} (DESIGN §3, slot choice). A replica
+ * The lanes one replica's coalescers write, leased in {@code <table>_lanes} (src/DESIGN.md §3, slot choice). A replica
  * takes the lowest free lane numbers (absent rows, or rows whose lease expired: a dead replica's lanes), renews
  * its leases every third of {@code lanes.leaseMs}, and deletes them on a graceful stop. A lane lost anyway (the
  * database was unreachable for longer than the lease and another replica took it) is replaced at the next renewal.

@@ -13,7 +13,7 @@ import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.format.DateTimeParseException;
 
-/** The input rules of DESIGN §5, in one place for HTTP and the event bus alike. */
+/** The input rules of the API contract (src/DESIGN.md §5), in one place for HTTP and the event bus alike. */
 public final class IncrementRules {
   private final GatewayConfig config;
   private final LimitsOptions limits;

@@ -12,7 +12,7 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * Brings the database to the schema this gateway was built with (DESIGN §2): the numbered steps of
+ * Brings the database to the schema this gateway was built with (src/DESIGN.md §2): the numbered steps of
  * {@link SchemaScript} not yet recorded in {@code <table>_schema} are applied in order, by one replica at a time
  * (the others wait on the schema lock, then find nothing left to do). A database whose recorded version is newer
  * than the steps this gateway knows is refused: an older gateway must not write to a layout it does not know.

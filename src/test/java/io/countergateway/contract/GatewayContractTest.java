@@ -29,7 +29,7 @@ import static io.countergateway.testing.GatewayFixture.await;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The HTTP contract of DESIGN §5, run against each real database by a subclass. Every test uses counter ids of
+ * The HTTP contract (src/DESIGN.md §5), run against each real database by a subclass. Every test uses counter ids of
  * its own, so tests do not see each other's increments.
  */
 @ExtendWith(VertxExtension.class)

@@ -18,7 +18,7 @@ import static io.countergateway.faults.Faults.sleep;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * DESIGN §4 "Exactly once": the gateway's database connections die around COMMIT while it flushes under load, and no
+ * src/DESIGN.md §4 "Exactly once": the gateway's database connections die around COMMIT while it flushes under load, and no
  * increment may be counted twice. Twice over: a chaos proxy that drops the database's answers and cuts connections
  * (ambiguous commits guaranteed), and the database itself killing the gateway's sessions (PostgreSQL
  * {@code pg_terminate_backend}, MySQL {@code KILL}). A third test runs the proxy with flush ids switched off, to show

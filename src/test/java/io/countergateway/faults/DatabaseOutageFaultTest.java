@@ -16,7 +16,7 @@ import static io.countergateway.faults.Faults.sleep;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * DESIGN §4 "Outages", against a real database that really goes away: the embedded database is stopped in the
+ * src/DESIGN.md §4 "Outages", against a real database that really goes away: the embedded database is stopped in the
  * middle of a concurrent load, kept down for three seconds and started again on the same port and data, while the
  * load goes on. Small limits make the gateway shed (503) and time out (503 withdrawn / 504 outcome unknown).
  */

@@ -12,7 +12,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Holds what every request of an {@link IncrementLoad} got against what the table holds for its counter id, and
- * checks the contract of DESIGN §4 request by request:
+ * checks the contract of src/DESIGN.md §4 request by request:
  * <ul>
  *   <li>200 (ack=commit) and 202 (ack=accepted, after the gateway drained): counted exactly once;</li>
  *   <li>503: not counted;</li>

@@ -18,7 +18,7 @@ import static io.countergateway.faults.Faults.sleep;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * DESIGN §4 "Shutdown": the gateway is stopped (what SIGTERM does in {@code Main}) in the middle of a concurrent load
+ * src/DESIGN.md §4 "Shutdown": the gateway is stopped (what SIGTERM does in {@code Main}) in the middle of a concurrent load
  * of ack=commit and ack=accepted increments. Requests after the stop get 503 {@code shutting_down} or no answer at all
  * (the server is gone), and count as not acknowledged; every 200 and every 202 must be in the table exactly once.
  */
