@@ -289,25 +289,4 @@ class CoalescerTest {
     Coalescer coalescer = coalescer(config());
     assertThatThrownBy(() -> coalescer.add(increment("a", 1), false)).isInstanceOf(IllegalStateException.class);
   }
-
-  @Test
-  @DisplayName("flush ids of nested splits stay apart from every id a later flush can have")
-  void splitIdsNeverMeetFormedIds() {
-    Flush formed = Flush.formed("s-0", 1, List.of());
-    Set<String> ids = new HashSet<>();
-    List<Flush> frontier = List.of(formed);
-    for (int depth = 0; depth < 14; depth++) {
-      List<Flush> next = new ArrayList<>();
-      for (Flush flush : frontier) {
-        next.add(flush.half(0, List.of()));
-        next.add(flush.half(1, List.of()));
-      }
-      next.forEach(flush -> assertThat(ids.add(flush.id())).as(flush.id()).isTrue());
-      frontier = depth < 3 ? next : next.subList(0, 2);
-    }
-    for (long sequence = 0; sequence < 100_000; sequence++) {
-      assertThat(ids).doesNotContain(Flush.formed("s-0", sequence, List.of()).id());
-    }
-    assertThat(ids).allMatch(id -> id.length() <= 64 - 13);
-  }
 }

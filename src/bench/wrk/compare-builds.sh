@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Two builds of the gateway side by side in one run: beacons, ack=accepted and ack=commit at 64 connections, in
+# alternating rounds (A B A B …), so a change is measured against the build before it on the same machine, in the same
+# minutes. wrk -t2 without a Lua response callback (its cost would hide the server's); non-2xx counted from wrk's
+# summary, and the SUM of each build's table checked against what it acknowledged.
+#
+#   src/bench/wrk/compare-builds.sh BEFORE.jar AFTER.jar [CONFIG.yaml]
+#
+# Environment: DB=postgres|mysql ROUNDS=3 DURATION=10s WARMUP=3s THREADS=2 CONNECTIONS=64 PORT=18090
+#              OUT=/tmp/counter-gateway-compare MAX_LOAD=1.0
+set -euo pipefail
+cd "$(dirname "$0")/../../.."
+BEFORE=${1:?the jar of the build before}; AFTER=${2:?the jar of the build after}
+DB=${DB:-postgres}; CONFIG=${3:-conf/$DB.yaml}
+ROUNDS=${ROUNDS:-3}; DURATION=${DURATION:-10s}; WARMUP=${WARMUP:-3s}; THREADS=${THREADS:-2}; C=${CONNECTIONS:-64}
+PORT=${PORT:-18090}; OUT=${OUT:-/tmp/counter-gateway-compare}; MAX_LOAD=${MAX_LOAD:-1.0}
+JAR=$AFTER; WRK_DIR=src/bench/wrk
+UA="Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0 Safari/537.36"
+G="http://127.0.0.1:$PORT"
+# shellcheck source=common.sh
+. "$WRK_DIR/common.sh"
+
+# the configuration plus a beacon namespace without the bot filter (namespaces: is the file's last block)
+GATEWAY_CONFIG="$OUT/gateway.yaml"
+{ cat "$CONFIG"; echo "  beacons-plain: { slots: 16, public: true, beacon: { dropBots: false } }"; } >"$GATEWAY_CONFIG"
+for build in before after; do drop_gateway_tables "compare_$build"; done
+
+GATEWAY_PID=
+cleanup() { [ -n "$GATEWAY_PID" ] && kill "$GATEWAY_PID" 2>/dev/null || true; }
+trap cleanup EXIT
+start() { # start BUILD JAR
+  CG_HTTP_PORT=$PORT CG_DATABASE_TABLE="compare_$1" java -jar "$2" --config "$GATEWAY_CONFIG" >>"$OUT/$1.log" 2>&1 &
+  GATEWAY_PID=$!
+  for _ in $(seq 1 120); do
+    [ "$(curl -s -o /dev/null -w '%{http_code}' "$G/health/ready" || true)" = 200 ] && return 0; sleep 0.5
+  done
+  echo "the $1 build did not become ready; see $OUT/$1.log" >&2; exit 1
+}
+stop() { kill -TERM "$GATEWAY_PID"; wait "$GATEWAY_PID" || true; GATEWAY_PID=; }
+
+# workload NAME → wrk arguments
+args() {
+  case $1 in
+    beacon) echo "$G/v1/beacon/beacons-plain/home" ;;
+    accepted) echo "-s $WRK_DIR/post.lua $G/v1/counters/downloads/hot/increments?ack=accepted" ;;
+    commit) echo "-s $WRK_DIR/post.lua $G/v1/counters/downloads/hot/increments" ;;
+  esac
+}
+run() { # run BUILD WORKLOAD ROUND
+  # shellcheck disable=SC2046
+  wrk -t"$THREADS" -c"$C" -d"$DURATION" --latency -H "User-Agent: $UA" $(args "$2") >"$OUT/$1-$2-$3.txt" 2>&1
+}
+rps() { awk '/^Requests\/sec:/ {printf "%.0f", $2}' "$OUT/$1.txt"; }
+requests() { awk '/requests in/ {print $1}' "$OUT/$1.txt"; }
+non2xx() { awk '/Non-2xx or 3xx responses:/ {n=$5} END {print n+0}' "$OUT/$1.txt"; }
+p99() { awk '$1=="99%" {print $2}' "$OUT/$1.txt"; }
+
+declare -A ACKED=([before]=0 [after]=0)
+WORKLOADS="beacon accepted commit"
+for round in $(seq 1 "$ROUNDS"); do
+  # alternate which build goes first, so neither always runs on a warmer machine
+  order="before after"; [ $((round % 2)) -eq 0 ] && order="after before"
+  for build in $order; do
+    jar=$BEFORE; [ "$build" = after ] && jar=$AFTER
+    echo "round $round, $build: load $(awk '{print $1}' /proc/loadavg) (idle when ≤ $MAX_LOAD before the first)" >&2
+    start "$build" "$jar"
+    for workload in $WORKLOADS; do
+      DURATION=$WARMUP run "$build" "$workload" warmup
+      ACKED[$build]=$((ACKED[$build] + $(requests "$build-$workload-warmup") - $(non2xx "$build-$workload-warmup")))
+      run "$build" "$workload" "$round"
+      ACKED[$build]=$((ACKED[$build] + $(requests "$build-$workload-$round") - $(non2xx "$build-$workload-$round")))
+    done
+    stop
+  done
+done
+
+echo
+echo "| workload | round | before req/s (p99) | after req/s (p99) | after / before | non-2xx before / after |"
+echo "|---|---|---:|---:|---:|---:|"
+for workload in $WORKLOADS; do
+  for round in $(seq 1 "$ROUNDS"); do
+    b="before-$workload-$round"; a="after-$workload-$round"
+    printf '| %s | %s | %s (%s) | %s (%s) | %s | %s / %s |\n' "$workload" "$round" "$(rps "$b")" "$(p99 "$b")" \
+      "$(rps "$a")" "$(p99 "$a")" "$(awk -v a="$(rps "$a")" -v b="$(rps "$b")" 'BEGIN {printf "%.2f", a / b}')" \
+      "$(non2xx "$b")" "$(non2xx "$a")"
+  done
+done
+echo
+for build in before after; do
+  sum=$(sql "SELECT COALESCE(SUM(count), 0) FROM compare_$build")
+  beacons=$(sql "SELECT COALESCE(SUM(count), 0) FROM compare_$build WHERE record_type = 'beacons-plain'")
+  echo "$build: acknowledged ${ACKED[$build]}, SUM in compare_$build $sum (beacons $beacons)" \
+    "$([ "$sum" = "${ACKED[$build]}" ] && echo OK || echo MISMATCH)"
+done
