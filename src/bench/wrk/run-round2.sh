@@ -7,14 +7,18 @@
 #   DB=mysql src/bench/wrk/run-round2.sh       # gateway on MySQL/MariaDB 127.0.0.1:3306
 #
 # Environment: DB=postgres|mysql ROUNDS=2 DURATION=10s WARMUP=5s THREADS=2 READERS=16 BATCH=100 BATCH_COUNTERS=1000
-#              GATEWAY_PORT=18080 PLAIN_PORT=18081 JAR=target/counter-gateway.jar OUT=/tmp/counter-gateway-round2
-#              MAX_LOAD=1.0 (the 1-minute load average above which the machine does not count as idle)
+#              GATEWAY_PORT=18080 PLAIN_PORT=18081 JAR=target/counter-gateway.jar
+#              BENCH_JAR=target/counter-gateway-bench.jar (plain-server and the in-process bench)
+#              OUT=/tmp/counter-gateway-round2 MAX_LOAD=1.0 (the 1-minute load average above which the machine does
+#              not count as idle)
+# Missing jars are built with mvn -q -Pbench package -DskipTests.
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 
 DB=${DB:-postgres}; ROUNDS=${ROUNDS:-2}; DURATION=${DURATION:-10s}; WARMUP=${WARMUP:-5s}; THREADS=${THREADS:-2}
 READERS=${READERS:-16}; BATCH=${BATCH:-100}; BATCH_COUNTERS=${BATCH_COUNTERS:-1000}
 GATEWAY_PORT=${GATEWAY_PORT:-18080}; PLAIN_PORT=${PLAIN_PORT:-18081}; JAR=${JAR:-target/counter-gateway.jar}
+BENCH_JAR=${BENCH_JAR:-target/counter-gateway-bench.jar}
 OUT=${OUT:-/tmp/counter-gateway-round2}; MAX_LOAD=${MAX_LOAD:-1.0}
 TABLE=bench_round2; WRK_DIR=src/bench/wrk
 UA="Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0 Safari/537.36"
@@ -27,7 +31,7 @@ drop_gateway_tables "$TABLE"
 PIDS=()
 cleanup() { for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done; }
 trap cleanup EXIT
-java -jar "$JAR" bench plain-server --port "$PLAIN_PORT" >"$OUT/plain.log" 2>&1 &
+java -jar "$BENCH_JAR" plain-server --port "$PLAIN_PORT" >"$OUT/plain.log" 2>&1 &
 PIDS+=($!)
 # the database's configuration plus three beacon namespaces: one without the bot filter (plain beacons), one with
 # daily windows, and one with daily windows counting unique visitors (namespaces: is the file's last block, so the
@@ -99,7 +103,7 @@ UNIQUE_BYTES=$(sql "SELECT COALESCE(SUM($( [ "$DB" = postgres ] && echo 'octet_l
 for round in $(seq 1 "$ROUNDS"); do
   for c in 64 512; do
     echo "event bus next to Redis INCRBY, $c senders (in-process bench, $DURATION) ..." >&2
-    java -jar "$JAR" bench --db "$DB" --concurrency "$c" --duration "$DURATION" --counters 1 \
+    java -jar "$BENCH_JAR" --db "$DB" --concurrency "$c" --duration "$DURATION" --counters 1 \
       --strategies gateway-bus,redis >"$OUT/bus-$c-$round.md" 2>"$OUT/bus-$c-$round.log" || true
   done
 done

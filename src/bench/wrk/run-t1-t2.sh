@@ -4,8 +4,8 @@
 #   src/bench/wrk/run-t1-t2.sh                 # gateway on PostgreSQL 127.0.0.1:5432, database test
 #   DB=mysql src/bench/wrk/run-t1-t2.sh        # gateway on MySQL/MariaDB 127.0.0.1:3306, database test
 #
-# It starts target/counter-gateway.jar twice: once as the gateway (conf/$DB.yaml, table bench_wrk, ack=commit) and
-# once as `bench plain-server` (answers 204, no database), warms both up, then runs with wrk:
+# It starts target/counter-gateway.jar as the gateway (conf/$DB.yaml, table bench_wrk, ack=commit) and
+# target/counter-gateway-bench.jar as `plain-server` (answers 204, no database), warms both up, then runs with wrk:
 #   T1  one hot counter, 1 increment/request        increment.lua  (plain server, then gateway)
 #   T2  POST /v1/increments, BATCH increments/req    batch.lua      (plain server, then gateway)
 #   T5  T1 again with READERS connections reading the hot counter at the same time (read.lua); READERS=0 skips it
@@ -14,7 +14,8 @@
 #
 # Environment: DB=postgres|mysql DURATION=20s WARMUP=5s THREADS=1 CONNECTIONS=64 BATCH=100 BATCH_COUNTERS=1000
 #              READERS=16 GATEWAY_PORT=18080 PLAIN_PORT=18081 JAVA_OPTS= JAR=target/counter-gateway.jar
-#              OUT=/tmp/counter-gateway-wrk (raw wrk outputs and server logs)
+#              BENCH_JAR=target/counter-gateway-bench.jar OUT=/tmp/counter-gateway-wrk (raw wrk outputs and server logs)
+# Missing jars are built with mvn -q -Pbench package -DskipTests.
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 
@@ -29,6 +30,7 @@ READERS=${READERS:-16}
 GATEWAY_PORT=${GATEWAY_PORT:-18080}
 PLAIN_PORT=${PLAIN_PORT:-18081}
 JAR=${JAR:-target/counter-gateway.jar}
+BENCH_JAR=${BENCH_JAR:-target/counter-gateway-bench.jar}
 OUT=${OUT:-/tmp/counter-gateway-wrk}
 TABLE=bench_wrk
 WRK_DIR=src/bench/wrk
@@ -43,7 +45,7 @@ cleanup() { for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done; }
 trap cleanup EXIT
 
 # shellcheck disable=SC2086
-java $JAVA_OPTS -jar "$JAR" bench plain-server --port "$PLAIN_PORT" >"$OUT/plain.log" 2>&1 &
+java $JAVA_OPTS -jar "$BENCH_JAR" plain-server --port "$PLAIN_PORT" >"$OUT/plain.log" 2>&1 &
 PIDS+=($!)
 # shellcheck disable=SC2086
 CG_HTTP_PORT=$GATEWAY_PORT CG_DATABASE_TABLE=$TABLE java $JAVA_OPTS -jar "$JAR" --config "conf/$DB.yaml" >"$OUT/gateway.log" 2>&1 &

@@ -1,6 +1,5 @@
 package io.countergateway;
 
-import io.countergateway.bench.BenchCommand;
 import io.countergateway.cluster.EventBusCluster;
 import io.countergateway.config.ConfigException;
 import io.countergateway.config.ConfigLoader;
@@ -29,7 +28,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /** {@code java -jar counter-gateway.jar [--config conf/gateway.yaml]}: runs the gateway until SIGTERM or SIGINT. */
-@Command(name = "counter-gateway", mixinStandardHelpOptions = true, subcommands = {BenchCommand.class},
+@Command(name = "counter-gateway", mixinStandardHelpOptions = true,
   description = "Takes counter increments over HTTP and the event bus and writes them as batched slotted upserts.")
 public final class Main implements Callable<Integer> {
   private static final Logger LOG = LoggerFactory.getLogger(Main.class);

@@ -17,31 +17,37 @@ class BenchCommandTest {
   private final StringWriter err = new StringWriter();
 
   private int execute(String... args) {
-    CommandLine cli = new CommandLine(new Main());
+    CommandLine cli = new CommandLine(new BenchCommand());
     cli.setOut(new PrintWriter(out));
     cli.setErr(new PrintWriter(err));
     return cli.execute(args);
   }
 
   @Test
-  @DisplayName("is a subcommand of the gateway's command and explains its options")
+  @DisplayName("is a command of its own and explains its options")
   void helpListsTheOptions() {
-    assertThat(execute("bench", "--help")).isZero();
-    assertThat(out.toString()).contains("--db", "--concurrency", "--duration", "--counters", "--read-mix",
-      "--strategies", "--json", "--chart", "plain-server");
+    assertThat(execute("--help")).isZero();
+    assertThat(out.toString()).contains("counter-gateway-bench", "--db", "--concurrency", "--duration", "--counters",
+      "--read-mix", "--strategies", "--json", "--chart", "plain-server");
+  }
+
+  @Test
+  @DisplayName("is not part of the gateway's command line")
+  void notInTheGateway() {
+    assertThat(new CommandLine(new Main()).getSubcommands()).isEmpty();
   }
 
   @Test
   @DisplayName("refuses an unknown strategy with exit code 2 before connecting anywhere")
   void unknownStrategy() {
-    assertThat(execute("bench", "--strategies", "single-row,teleport")).isEqualTo(2);
+    assertThat(execute("--strategies", "single-row,teleport")).isEqualTo(2);
     assertThat(err.toString()).contains("unknown strategy 'teleport'");
   }
 
   @Test
   @DisplayName("refuses an unknown database kind with exit code 2")
   void unknownDatabase() {
-    assertThat(execute("bench", "--db", "oracle")).isEqualTo(2);
+    assertThat(execute("--db", "oracle")).isEqualTo(2);
     assertThat(err.toString()).contains("--db must be postgres or mysql");
   }
 
@@ -53,7 +59,7 @@ class BenchCommandTest {
     assertThat(converter.convert("1500ms")).isEqualTo(Duration.ofMillis(1500));
     assertThat(converter.convert("1m")).isEqualTo(Duration.ofMinutes(1));
     assertThat(converter.convert("2.5")).isEqualTo(Duration.ofMillis(2500));
-    assertThat(execute("bench", "--duration", "soon")).isEqualTo(2);
+    assertThat(execute("--duration", "soon")).isEqualTo(2);
   }
 
   @Test

@@ -8,7 +8,7 @@ import picocli.CommandLine.Option;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 
-/** {@code counter-gateway bench plain-server}: the plain 204 baseline as a process of its own, for wrk. */
+/** {@code java -jar target/counter-gateway-bench.jar plain-server}: the plain 204 baseline as a process of its own, for wrk. */
 @Command(name = "plain-server", mixinStandardHelpOptions = true,
   description = "Runs a plain Vert.x HTTP server that answers every request with 204 (the DESIGN §7 baseline) until killed.")
 public final class PlainServerCommand implements Callable<Integer> {

@@ -17,11 +17,12 @@ import java.util.Locale;
 import java.util.concurrent.Callable;
 
 /**
- * {@code counter-gateway bench}: every counting strategy against one database, one after another, with the same
- * writers and duration; prints a Markdown table, optionally writes JSON and a chart. Exit code 1 when a strategy
- * reads back a wrong value or fails.
+ * {@code java -jar target/counter-gateway-bench.jar} (built by {@code mvn -Pbench package}): every counting strategy
+ * against one database, one after another, with the same writers and duration; prints a Markdown table, optionally
+ * writes JSON and a chart. Exit code 1 when a strategy reads back a wrong value or fails. The benchmark's own jar,
+ * not a subcommand of the gateway's, so that its chart, Redis and histogram libraries stay out of the product.
  */
-@Command(name = "bench", mixinStandardHelpOptions = true, sortOptions = false,
+@Command(name = "counter-gateway-bench", mixinStandardHelpOptions = true, sortOptions = false,
   subcommands = {PlainServerCommand.class},
   description = {"Measures hand-written counting strategies, the gateway (HTTP and event bus) and Redis side by side "
     + "on one database, and checks that every one counted correctly.",
@@ -108,6 +109,10 @@ public final class BenchCommand implements Callable<Integer> {
   @Option(names = "--chart", paramLabel = "FILE", description = "also write a bar chart, .png or .svg")
   private Path chart;
 
+  public static void main(String[] args) {
+    System.exit(new CommandLine(new BenchCommand()).execute(args));
+  }
+
   @Override
   public Integer call() throws Exception {
     BenchOptions options;
@@ -148,9 +153,8 @@ public final class BenchCommand implements Callable<Integer> {
 
   /** The command as typed, without the password. */
   private String commandLine() {
-    StringBuilder line = new StringBuilder("java -jar target/counter-gateway.jar bench");
-    List<String> all = spec.commandLine().getParseResult().originalArgs();
-    List<String> args = all.subList(all.indexOf("bench") + 1, all.size());
+    StringBuilder line = new StringBuilder("java -jar target/counter-gateway-bench.jar");
+    List<String> args = spec.commandLine().getParseResult().originalArgs();
     for (int i = 0; i < args.size(); i++) {
       String arg = args.get(i);
       if (arg.startsWith("--password")) {
