@@ -14,7 +14,8 @@ BEFORE=${1:?the jar of the build before}; AFTER=${2:?the jar of the build after}
 DB=${DB:-postgres}; CONFIG=${3:-conf/$DB.yaml}
 ROUNDS=${ROUNDS:-3}; DURATION=${DURATION:-10s}; WARMUP=${WARMUP:-3s}; THREADS=${THREADS:-2}; C=${CONNECTIONS:-64}
 PORT=${PORT:-18090}; OUT=${OUT:-/tmp/counter-gateway-compare}; MAX_LOAD=${MAX_LOAD:-1.0}
-JAR=$AFTER; WRK_DIR=src/bench/wrk
+JAR=$AFTER; BENCH_JAR=$AFTER  # common.sh checks both; nothing here needs the benchmark jar
+WRK_DIR=src/bench/wrk
 UA="Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0 Safari/537.36"
 G="http://127.0.0.1:$PORT"
 # shellcheck source=common.sh

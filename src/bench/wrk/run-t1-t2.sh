@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# DESIGN §7 T1, T2 and T5 with wrk, side by side with the plain Vert.x 204 server, in one run on one machine.
+# T1, T2 and T5 of src/DESIGN.md §7 with wrk, side by side with the plain Vert.x 204 server, in one run on one machine.
 #
 #   src/bench/wrk/run-t1-t2.sh                 # gateway on PostgreSQL 127.0.0.1:5432, database test
 #   DB=mysql src/bench/wrk/run-t1-t2.sh        # gateway on MySQL/MariaDB 127.0.0.1:3306, database test

@@ -2,7 +2,7 @@ package io.countergateway.bench;
 
 import java.util.List;
 
-/** The results as a Markdown table, with the checks and DESIGN §7 targets below it. */
+/** The results as a Markdown table, with the checks and the targets of src/DESIGN.md §7 below it. */
 final class MarkdownReport {
   private MarkdownReport() {
   }

@@ -8,7 +8,7 @@ import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.http.HttpServerOptions;
 
 /**
- * The baseline of DESIGN §7: a plain Vert.x HTTP server that answers every request with 204 once its body has
+ * The baseline of src/DESIGN.md §7: a plain Vert.x HTTP server that answers every request with 204 once its body has
  * arrived, one server share per event loop (as the gateway's ingest verticles), no routing, no database.
  */
 public final class PlainHttpServer extends VerticleBase {

@@ -10,7 +10,7 @@ import java.util.concurrent.CountDownLatch;
 
 /** {@code java -jar target/counter-gateway-bench.jar plain-server}: the plain 204 baseline as a process of its own, for wrk. */
 @Command(name = "plain-server", mixinStandardHelpOptions = true,
-  description = "Runs a plain Vert.x HTTP server that answers every request with 204 (the DESIGN §7 baseline) until killed.")
+  description = "Runs a plain Vert.x HTTP server that answers every request with 204 (the baseline of src/DESIGN.md §7) until killed.")
 public final class PlainServerCommand implements Callable<Integer> {
   @Option(names = "--host", defaultValue = "127.0.0.1", description = "address to bind (default: ${DEFAULT-VALUE})")
   private String host;

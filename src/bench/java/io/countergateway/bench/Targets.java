@@ -7,7 +7,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 
-/** DESIGN §7's targets, as far as one run can tell them: ratios between rows of the same run, and absolute rates. */
+/** The targets of src/DESIGN.md §7, as far as one run can tell them: ratios between rows of the same run, and absolute rates. */
 final class Targets {
   /** One target: what was measured against what was asked. */
   record Target(String id, String what, String measured, String target, boolean met) {
