@@ -17,9 +17,6 @@ import io.vertx.core.Vertx;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.net.ServerSocket;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
@@ -38,16 +35,16 @@ public final class Gateway {
 
   private final Vertx vertx;
   private final GatewayServices services;
-  private final int port;
+  /** The bound HTTP port, read back from the ingest verticles' shared server once it listens. */
+  private volatile int port;
   private final List<String> ingestDeployments = new ArrayList<>();
   private final List<String> readDeployments = new ArrayList<>();
   private final List<String> jobDeployments = new ArrayList<>();
   private ReplicaLanes lanes;
 
-  private Gateway(Vertx vertx, GatewayServices services, int port) {
+  private Gateway(Vertx vertx, GatewayServices services) {
     this.vertx = vertx;
     this.services = services;
-    this.port = port;
   }
 
   public static Future<Gateway> start(Vertx vertx, GatewayConfig config, MeterRegistry registry) {
@@ -58,10 +55,7 @@ public final class Gateway {
   public static Future<Gateway> start(Vertx vertx, GatewayConfig config, MeterRegistry registry, Clock clock) {
     GatewayServices services = new GatewayServices(config, new GatewayState(), registry, clock);
     GatewayMeters.register(registry, services.state());
-    if (config.getHttp().getPort() == 0) {
-      config.getHttp().setPort(freePort());
-    }
-    Gateway gateway = new Gateway(vertx, services, config.getHttp().getPort());
+    Gateway gateway = new Gateway(vertx, services);
     return gateway.createSchema()
       .timeout(START_TIMEOUT_SECONDS, TimeUnit.SECONDS)
       .compose(v -> ReplicaLanes.lease(vertx, config, ingestInstances(config)).timeout(START_TIMEOUT_SECONDS, TimeUnit.SECONDS))
@@ -124,8 +118,11 @@ public final class Gateway {
     }));
     for (int i = 0; i < ingestInstances(services.config()); i++) {
       int index = i;
-      chain = chain.compose(v -> vertx.deployVerticle(new IngestVerticle(services, index, lanes.lane(index))).map(id -> {
+      IngestVerticle verticle = new IngestVerticle(services, index, lanes.lane(index));
+      chain = chain.compose(v -> vertx.deployVerticle(verticle).map(id -> {
         ingestDeployments.add(id);
+        // every ingest verticle listens on one shared port: with port 0 configured, the one Vert.x bound
+        port = verticle.actualPort();
         return null;
       }));
     }
@@ -168,13 +165,5 @@ public final class Gateway {
 
   public GatewayState state() {
     return services.state();
-  }
-
-  private static int freePort() {
-    try (ServerSocket socket = new ServerSocket(0)) {
-      return socket.getLocalPort();
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
   }
 }

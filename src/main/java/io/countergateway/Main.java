@@ -67,6 +67,9 @@ public final class Main implements Callable<Integer> {
         config.getCluster().getPort());
     }
     EmbeddedPostgresServer embedded = startEmbeddedDatabase(config.getDatabase());
+    if (embedded != null) {
+      config = config.withDatabase(config.getDatabase().withEndpoint("127.0.0.1", embedded.port(), embedded.user()));
+    }
     Gateway gateway;
     try {
       gateway = await(Gateway.start(vertx, config, registry));
@@ -119,9 +122,7 @@ public final class Main implements Callable<Integer> {
     }
     Path dataDir = Path.of(database.getDataDir()).toAbsolutePath().normalize();
     LOG.info("starting embedded PostgreSQL with data in {}", dataDir);
-    EmbeddedPostgresServer server = EmbeddedPostgresServer.start(dataDir, database.getPort(), database.getName());
-    database.setHost("127.0.0.1").setPort(server.port()).setUser(server.user());
-    return server;
+    return EmbeddedPostgresServer.start(dataDir, database.getPort(), database.getName());
   }
 
   static <T> T await(Future<T> future) throws Exception {

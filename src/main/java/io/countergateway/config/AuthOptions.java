@@ -7,12 +7,17 @@ import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+
+import static io.countergateway.config.ConfigKey.LIST;
+import static io.countergateway.config.ConfigKey.STRING;
+import static io.countergateway.config.ConfigKey.any;
 
 /**
  * Bearer tokens and what each may do. Each entry is {@code <token>:<right>+<right>…}; rights are {@code write}
@@ -21,30 +26,41 @@ import java.util.Set;
  * variable gives) and from {@code auth.tokensFile} (one entry per line). No tokens: no authentication (sidecar
  * on loopback). Only SHA-256 digests of the tokens are kept, and the tokens are never logged.
  */
-public class AuthOptions {
+public final class AuthOptions {
   public enum Right { WRITE, ADMIN, BEACON }
 
-  private final Map<String, Set<Right>> rightsByDigest = new HashMap<>();
+  static final ConfigDef KEYS = ConfigDef.section("auth");
+  public static final ConfigKey<List<String>> TOKENS = KEYS.define("tokens", LIST, List.of(), any(),
+    "`<token>:<right>+<right>` entries (rights `write`, `admin`, `beacon`; tokens of 16+ characters); none = no auth");
+  public static final ConfigKey<String> TOKENS_FILE = KEYS.defineOptional("tokensFile", STRING, any(),
+    "a file of more such entries, one per line (a mounted secret)");
+
+  private final Map<String, Set<Right>> rightsByDigest;
+
+  private AuthOptions(Map<String, Set<Right>> rightsByDigest) {
+    this.rightsByDigest = Map.copyOf(rightsByDigest);
+  }
 
   static AuthOptions from(ConfigSection section) {
-    AuthOptions options = new AuthOptions();
-    List<String> entries = new ArrayList<>(section.stringList("tokens"));
-    String file = section.stringValue("tokensFile", null);
+    List<String> entries = new ArrayList<>(section.get(TOKENS));
+    String file = section.get(TOKENS_FILE);
     if (file != null && !file.isBlank()) {
       try {
         Files.readAllLines(Path.of(file)).stream().map(String::strip)
           .filter(line -> !line.isEmpty() && !line.startsWith("#")).forEach(entries::add);
       } catch (IOException e) {
-        throw new ConfigException(section.key("tokensFile"), "cannot read " + file + ": " + e.getMessage());
+        throw new ConfigException(section.key(TOKENS_FILE), "cannot read " + file + ": " + e.getMessage());
       }
     }
+    Map<String, Set<Right>> rightsByDigest = new HashMap<>();
     for (int i = 0; i < entries.size(); i++) {
-      options.addEntry(section.key("tokens") + "[" + i + "]", entries.get(i));
+      addEntry(rightsByDigest, section.key(TOKENS), i, entries.get(i));
     }
-    return options;
+    return new AuthOptions(rightsByDigest);
   }
 
-  private void addEntry(String key, String entry) {
+  private static void addEntry(Map<String, Set<Right>> rightsByDigest, String tokensKey, int index, String entry) {
+    String key = tokensKey + "[" + index + "]";
     int colon = entry.lastIndexOf(':');
     if (colon <= 0 || colon == entry.length() - 1) {
       throw new ConfigException(key, "must be <token>:<right>[+<right>…] with rights write, admin, beacon");
@@ -57,15 +73,11 @@ public class AuthOptions {
         throw new ConfigException(key, "unknown right '" + right.strip() + "' (use write, admin, beacon)");
       }
     }
-    addToken(entry.substring(0, colon), rights);
-  }
-
-  public AuthOptions addToken(String token, Set<Right> rights) {
+    String token = entry.substring(0, colon);
     if (token.length() < 16) {
-      throw new ConfigException("auth.tokens", "a token must be at least 16 characters long");
+      throw new ConfigException(tokensKey, "a token must be at least 16 characters long");
     }
-    rightsByDigest.put(digest(token), EnumSet.copyOf(rights));
-    return this;
+    rightsByDigest.put(digest(token), Collections.unmodifiableSet(rights));
   }
 
   public boolean isEnabled() {

@@ -2,69 +2,87 @@ package io.countergateway.config;
 
 import java.util.concurrent.ThreadLocalRandom;
 
+import static io.countergateway.config.ConfigKey.BOOLEAN;
+import static io.countergateway.config.ConfigKey.INT;
+import static io.countergateway.config.ConfigKey.any;
+import static io.countergateway.config.ConfigKey.between;
+
 /** How each coalescer groups increments into flushes, and how much it may hold while the database is slow. */
-public class BatchingOptions {
-  /** Longest a pending delta waits for company before its flush starts. */
-  public static final int DEFAULT_MAX_DELAY_MS = 2;
-  /** A coalescer flushes at once when it holds this many counters. */
-  public static final int DEFAULT_MAX_KEYS = 1000;
-  /** Flushes one coalescer may have in flight; while they run the next batch grows (group commit). */
-  public static final int DEFAULT_MAX_IN_FLIGHT = 1;
-  /** Distinct counters a coalescer may hold before new counters are refused with 503. */
-  public static final int DEFAULT_MAX_PENDING_KEYS = 100_000;
-  /** Requests a coalescer may keep waiting for a commit before new ones are refused with 503. */
-  public static final int DEFAULT_MAX_WAITING_REQUESTS = 50_000;
-  /** Whether each flush commits together with its flush id, so a retried flush is never counted twice. */
-  public static final boolean DEFAULT_EXACTLY_ONCE = true;
-  /** How long committed flush ids are kept: far longer than any retry of an ambiguous flush can take. */
-  public static final int DEFAULT_FLUSH_ID_RETENTION_SECONDS = 86_400;
-  public static final int DEFAULT_PRUNE_INTERVAL_SECONDS = 600;
-  /** A write attempt not answered by then is treated like a lost connection: the same flush is tried again. */
-  public static final int DEFAULT_WRITE_TIMEOUT_MS = 15_000;
-  public static final int DEFAULT_RETRY_INITIAL_MS = 50;
-  public static final int DEFAULT_RETRY_MAX_MS = 2_000;
+public final class BatchingOptions {
+  static final ConfigDef KEYS = ConfigDef.section("batching");
+  public static final ConfigKey<Integer> MAX_DELAY_MS = KEYS.define("maxDelayMs", INT, 2, between(0, 60_000),
+    "longest a pending increment waits for company before its flush starts");
+  public static final ConfigKey<Integer> MAX_KEYS = KEYS.define("maxKeys", INT, 1000, between(1, 10_000),
+    "counters per flush: a coalescer holding this many flushes at once");
+  /** While the flushes in flight run, the next batch grows (group commit). */
+  public static final ConfigKey<Integer> MAX_IN_FLIGHT = KEYS.define("maxInFlight", INT, 1, between(1, 64),
+    "flushes in flight per coalescer (group commit)");
+  public static final ConfigKey<Integer> MAX_PENDING_KEYS = KEYS.define("maxPendingKeys", INT, 100_000,
+    between(1, 10_000_000), "counters a coalescer may hold before refusing new ones (503); at least `maxKeys`");
+  public static final ConfigKey<Integer> MAX_WAITING_REQUESTS = KEYS.define("maxWaitingRequests", INT, 50_000,
+    between(1, 10_000_000), "committing requests a coalescer may hold before refusing new ones (503)");
+  /** Off only to measure what the flush-id bookkeeping costs: a retried ambiguous flush may then count twice. */
+  public static final ConfigKey<Boolean> EXACTLY_ONCE = KEYS.define("exactlyOnce", BOOLEAN, true, any(),
+    "commit each flush with its flush id, so a retried flush never counts twice");
+  /** Far longer than any retry of an ambiguous flush can take. */
+  public static final ConfigKey<Integer> FLUSH_ID_RETENTION_SECONDS = KEYS.define("flushIdRetentionSeconds", INT, 86_400,
+    between(60, 365 * 86_400), "a flush source silent this long is closed as dead and its flush ids deleted");
+  public static final ConfigKey<Integer> PRUNE_INTERVAL_SECONDS = KEYS.define("pruneIntervalSeconds", INT, 600,
+    between(1, 86_400), "how often each gateway looks for dead flush sources");
+  /** Guards against a connection that silently stops answering; safe because a flush id makes the retry idempotent. */
+  public static final ConfigKey<Integer> WRITE_TIMEOUT_MS = KEYS.define("writeTimeoutMs", INT, 15_000,
+    between(100, 600_000), "a write attempt unanswered by then is retried like a lost connection");
+  public static final ConfigKey<Integer> RETRY_INITIAL_MS = KEYS.define("retryInitialMs", INT, 50, between(1, 60_000),
+    "first pause before retrying a failed write (lost connection, deadlock, lock timeout)");
+  public static final ConfigKey<Integer> RETRY_MAX_MS = KEYS.define("retryMaxMs", INT, 2_000, between(1, 600_000),
+    "longest pause between write retries; at least `retryInitialMs`");
   /**
    * A flush id must outlive every retry of its flush: an attempt lasts at most writeTimeoutMs, the pause between two at
    * most retryMaxMs. The retention must cover at least this many such retries; an outage longer than that is logged.
    */
   public static final int RETRIES_WITHIN_RETENTION = 100;
 
-  private int maxDelayMs = DEFAULT_MAX_DELAY_MS;
-  private int maxKeys = DEFAULT_MAX_KEYS;
-  private int maxInFlight = DEFAULT_MAX_IN_FLIGHT;
-  private int maxPendingKeys = DEFAULT_MAX_PENDING_KEYS;
-  private int maxWaitingRequests = DEFAULT_MAX_WAITING_REQUESTS;
-  private boolean exactlyOnce = DEFAULT_EXACTLY_ONCE;
-  private int flushIdRetentionSeconds = DEFAULT_FLUSH_ID_RETENTION_SECONDS;
-  private int pruneIntervalSeconds = DEFAULT_PRUNE_INTERVAL_SECONDS;
-  private int writeTimeoutMs = DEFAULT_WRITE_TIMEOUT_MS;
-  private int retryInitialMs = DEFAULT_RETRY_INITIAL_MS;
-  private int retryMaxMs = DEFAULT_RETRY_MAX_MS;
+  private final int maxDelayMs;
+  private final int maxKeys;
+  private final int maxInFlight;
+  private final int maxPendingKeys;
+  private final int maxWaitingRequests;
+  private final boolean exactlyOnce;
+  private final int flushIdRetentionSeconds;
+  private final int pruneIntervalSeconds;
+  private final int writeTimeoutMs;
+  private final int retryInitialMs;
+  private final int retryMaxMs;
+
+  private BatchingOptions(ConfigSection section) {
+    maxDelayMs = section.get(MAX_DELAY_MS);
+    maxKeys = section.get(MAX_KEYS);
+    maxInFlight = section.get(MAX_IN_FLIGHT);
+    maxPendingKeys = section.get(MAX_PENDING_KEYS);
+    maxWaitingRequests = section.get(MAX_WAITING_REQUESTS);
+    exactlyOnce = section.get(EXACTLY_ONCE);
+    flushIdRetentionSeconds = section.get(FLUSH_ID_RETENTION_SECONDS);
+    pruneIntervalSeconds = section.get(PRUNE_INTERVAL_SECONDS);
+    writeTimeoutMs = section.get(WRITE_TIMEOUT_MS);
+    retryInitialMs = section.get(RETRY_INITIAL_MS);
+    retryMaxMs = section.get(RETRY_MAX_MS);
+  }
 
   static BatchingOptions from(ConfigSection section) {
-    BatchingOptions options = new BatchingOptions()
-      .setMaxDelayMs(section.intValue("maxDelayMs", DEFAULT_MAX_DELAY_MS))
-      .setMaxKeys(section.intValue("maxKeys", DEFAULT_MAX_KEYS))
-      .setMaxInFlight(section.intValue("maxInFlight", DEFAULT_MAX_IN_FLIGHT))
-      .setMaxPendingKeys(section.intValue("maxPendingKeys", DEFAULT_MAX_PENDING_KEYS))
-      .setMaxWaitingRequests(section.intValue("maxWaitingRequests", DEFAULT_MAX_WAITING_REQUESTS))
-      .setExactlyOnce(section.boolValue("exactlyOnce", DEFAULT_EXACTLY_ONCE))
-      .setFlushIdRetentionSeconds(section.intValue("flushIdRetentionSeconds", DEFAULT_FLUSH_ID_RETENTION_SECONDS))
-      .setPruneIntervalSeconds(section.intValue("pruneIntervalSeconds", DEFAULT_PRUNE_INTERVAL_SECONDS))
-      .setWriteTimeoutMs(section.intValue("writeTimeoutMs", DEFAULT_WRITE_TIMEOUT_MS))
-      .setRetryInitialMs(section.intValue("retryInitialMs", DEFAULT_RETRY_INITIAL_MS))
-      .setRetryMaxMs(section.intValue("retryMaxMs", DEFAULT_RETRY_MAX_MS));
+    BatchingOptions options = new BatchingOptions(section);
     if (options.maxPendingKeys < options.maxKeys) {
-      throw new ConfigException("batching.maxPendingKeys", "must be at least batching.maxKeys (" + options.maxKeys + ")");
+      throw new ConfigException(section.key(MAX_PENDING_KEYS), "must be at least " + section.key(MAX_KEYS)
+        + " (" + options.maxKeys + ")");
     }
     if (options.retryMaxMs < options.retryInitialMs) {
-      throw new ConfigException("batching.retryMaxMs", "must be at least batching.retryInitialMs (" + options.retryInitialMs + ")");
+      throw new ConfigException(section.key(RETRY_MAX_MS), "must be at least " + section.key(RETRY_INITIAL_MS)
+        + " (" + options.retryInitialMs + ")");
     }
     long minRetentionSeconds = options.minFlushIdRetentionSeconds();
     if (options.flushIdRetentionSeconds < minRetentionSeconds) {
-      throw new ConfigException("batching.flushIdRetentionSeconds", "must be at least " + minRetentionSeconds
-        + " (" + RETRIES_WITHIN_RETENTION + " retries of batching.writeTimeoutMs + batching.retryMaxMs), got "
-        + options.flushIdRetentionSeconds);
+      throw new ConfigException(section.key(FLUSH_ID_RETENTION_SECONDS), "must be at least " + minRetentionSeconds
+        + " (" + RETRIES_WITHIN_RETENTION + " retries of " + section.key(WRITE_TIMEOUT_MS) + " + "
+        + section.key(RETRY_MAX_MS) + "), got " + options.flushIdRetentionSeconds);
     }
     return options;
   }
@@ -73,55 +91,24 @@ public class BatchingOptions {
     return maxDelayMs;
   }
 
-  public BatchingOptions setMaxDelayMs(int maxDelayMs) {
-    this.maxDelayMs = Checks.range("batching.maxDelayMs", maxDelayMs, 0, 60_000);
-    return this;
-  }
-
   public int getMaxKeys() {
     return maxKeys;
-  }
-
-  public BatchingOptions setMaxKeys(int maxKeys) {
-    this.maxKeys = Checks.range("batching.maxKeys", maxKeys, 1, 10_000);
-    return this;
   }
 
   public int getMaxInFlight() {
     return maxInFlight;
   }
 
-  public BatchingOptions setMaxInFlight(int maxInFlight) {
-    this.maxInFlight = Checks.range("batching.maxInFlight", maxInFlight, 1, 64);
-    return this;
-  }
-
   public int getMaxPendingKeys() {
     return maxPendingKeys;
-  }
-
-  public BatchingOptions setMaxPendingKeys(int maxPendingKeys) {
-    this.maxPendingKeys = Checks.range("batching.maxPendingKeys", maxPendingKeys, 1, 10_000_000);
-    return this;
   }
 
   public int getMaxWaitingRequests() {
     return maxWaitingRequests;
   }
 
-  public BatchingOptions setMaxWaitingRequests(int maxWaitingRequests) {
-    this.maxWaitingRequests = Checks.range("batching.maxWaitingRequests", maxWaitingRequests, 1, 10_000_000);
-    return this;
-  }
-
   public boolean isExactlyOnce() {
     return exactlyOnce;
-  }
-
-  /** Off only to measure what the flush-id bookkeeping costs: a retried ambiguous flush may then count twice. */
-  public BatchingOptions setExactlyOnce(boolean exactlyOnce) {
-    this.exactlyOnce = exactlyOnce;
-    return this;
   }
 
   /** The shortest flush-id retention that covers {@link #RETRIES_WITHIN_RETENTION} retries. */
@@ -133,28 +120,12 @@ public class BatchingOptions {
     return flushIdRetentionSeconds;
   }
 
-  public BatchingOptions setFlushIdRetentionSeconds(int flushIdRetentionSeconds) {
-    this.flushIdRetentionSeconds = Checks.range("batching.flushIdRetentionSeconds", flushIdRetentionSeconds, 60, 365 * 86_400);
-    return this;
-  }
-
   public int getPruneIntervalSeconds() {
     return pruneIntervalSeconds;
   }
 
-  public BatchingOptions setPruneIntervalSeconds(int pruneIntervalSeconds) {
-    this.pruneIntervalSeconds = Checks.range("batching.pruneIntervalSeconds", pruneIntervalSeconds, 1, 86_400);
-    return this;
-  }
-
   public int getWriteTimeoutMs() {
     return writeTimeoutMs;
-  }
-
-  /** Guards against a connection that silently stops answering; safe because a flush id makes the retry idempotent. */
-  public BatchingOptions setWriteTimeoutMs(int writeTimeoutMs) {
-    this.writeTimeoutMs = Checks.range("batching.writeTimeoutMs", writeTimeoutMs, 100, 600_000);
-    return this;
   }
 
   /**
@@ -171,17 +142,7 @@ public class BatchingOptions {
     return retryInitialMs;
   }
 
-  public BatchingOptions setRetryInitialMs(int retryInitialMs) {
-    this.retryInitialMs = Checks.range("batching.retryInitialMs", retryInitialMs, 1, 60_000);
-    return this;
-  }
-
   public int getRetryMaxMs() {
     return retryMaxMs;
-  }
-
-  public BatchingOptions setRetryMaxMs(int retryMaxMs) {
-    this.retryMaxMs = Checks.range("batching.retryMaxMs", retryMaxMs, 1, 600_000);
-    return this;
   }
 }

@@ -2,47 +2,40 @@ package io.countergateway.config;
 
 import java.util.List;
 import java.util.regex.Pattern;
-import java.util.regex.PatternSyntaxException;
+
+import static io.countergateway.config.ConfigKey.INT;
+import static io.countergateway.config.ConfigKey.LIST;
+import static io.countergateway.config.ConfigKey.between;
+import static io.countergateway.config.ConfigKey.regexes;
 
 /** What every beacon route shares: how much body it takes, and the bot patterns added to the crawler list. */
-public class BeaconOptions {
+public final class BeaconOptions {
+  static final ConfigDef KEYS = ConfigDef.section("beacon");
   /** sendBeacon bodies are capped at 64 KiB by browsers; nothing larger comes from a page. */
-  public static final int DEFAULT_MAX_BODY_BYTES = 65_536;
+  public static final ConfigKey<Integer> MAX_BODY_BYTES = KEYS.define("maxBodyBytes", INT, 65_536, between(0, 1_048_576),
+    "largest beacon body taken (bodies are read and ignored)");
+  public static final ConfigKey<List<String>> BOT_PATTERNS = KEYS.define("botPatterns", LIST, List.of(), regexes(),
+    "User-Agent patterns (case-insensitive) whose beacons are dropped, besides the crawler list");
 
-  private int maxBodyBytes = DEFAULT_MAX_BODY_BYTES;
-  private List<Pattern> botPatterns = List.of();
+  private final int maxBodyBytes;
+  private final List<Pattern> botPatterns;
+
+  private BeaconOptions(ConfigSection section) {
+    maxBodyBytes = section.get(MAX_BODY_BYTES);
+    botPatterns = section.get(BOT_PATTERNS).stream()
+      .map(pattern -> Pattern.compile(pattern, Pattern.CASE_INSENSITIVE)).toList();
+  }
 
   static BeaconOptions from(ConfigSection section) {
-    return new BeaconOptions()
-      .setMaxBodyBytes(section.intValue("maxBodyBytes", DEFAULT_MAX_BODY_BYTES))
-      .setBotPatterns(section.stringList("botPatterns"));
+    return new BeaconOptions(section);
   }
 
   public int getMaxBodyBytes() {
     return maxBodyBytes;
   }
 
-  public BeaconOptions setMaxBodyBytes(int maxBodyBytes) {
-    this.maxBodyBytes = Checks.range("beacon.maxBodyBytes", maxBodyBytes, 0, 1_048_576);
-    return this;
-  }
-
   /** Case-insensitive regular expressions found anywhere in a User-Agent, on top of the crawler list. */
   public List<Pattern> getBotPatterns() {
     return botPatterns;
-  }
-
-  public BeaconOptions setBotPatterns(List<String> patterns) {
-    this.botPatterns = patterns.stream().map(BeaconOptions::compile).toList();
-    return this;
-  }
-
-  private static Pattern compile(String pattern) {
-    try {
-      return Pattern.compile(pattern, Pattern.CASE_INSENSITIVE);
-    } catch (PatternSyntaxException e) {
-      throw new ConfigException("beacon.botPatterns", "'" + pattern + "' is not a regular expression: "
-        + e.getDescription());
-    }
   }
 }

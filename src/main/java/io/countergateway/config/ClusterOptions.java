@@ -1,166 +1,143 @@
 package io.countergateway.config;
 
+import io.vertx.core.json.JsonObject;
+
 import java.util.List;
+
+import static io.countergateway.config.ConfigKey.BOOLEAN;
+import static io.countergateway.config.ConfigKey.INT;
+import static io.countergateway.config.ConfigKey.LIST;
+import static io.countergateway.config.ConfigKey.STRING;
+import static io.countergateway.config.ConfigKey.any;
+import static io.countergateway.config.ConfigKey.between;
+import static io.countergateway.config.ConfigKey.choice;
+import static io.countergateway.config.ConfigKey.items;
+import static io.countergateway.config.ConfigKey.notBlank;
 
 /**
  * The clustered event bus: gateways and the applications that send to them join one Hazelcast cluster, and
  * {@code counters.*} messages travel between their JVMs. Off by default: a gateway alone needs no cluster.
  */
-public class ClusterOptions {
+public final class ClusterOptions {
   public enum Join { TCP, KUBERNETES }
 
-  public static final String DEFAULT_NAME = "counter-gateway";
-  public static final String DEFAULT_HOST = "127.0.0.1";
-  public static final int DEFAULT_PORT = 5701;
-  public static final int DEFAULT_MEMBER_TIMEOUT_SECONDS = 10;
+  static final ConfigDef KEYS = ConfigDef.section("cluster");
+  public static final ConfigKey<Boolean> ENABLED = KEYS.define("enabled", BOOLEAN, false, any(),
+    "join the clustered event bus, so senders in other JVMs reach `counters.*` (see *Clustered event bus*)");
+  /** So that two deployments on one network stay apart. */
+  public static final ConfigKey<String> NAME = KEYS.define("name", STRING, "counter-gateway", notBlank(),
+    "only members of the same cluster name join each other");
+  /** For membership and event-bus traffic alike. */
+  public static final ConfigKey<String> HOST = KEYS.define("host", STRING, "127.0.0.1", notBlank(),
+    "the address this member binds and announces (the pod IP in Kubernetes)");
+  public static final ConfigKey<Integer> PORT = KEYS.define("port", INT, 5701, between(1, 65_535),
+    "the membership (Hazelcast) port");
+  /** Members learn it through the cluster. */
+  public static final ConfigKey<Integer> BUS_PORT = KEYS.define("busPort", INT, 0, between(0, 65_535),
+    "the event-bus TCP port; 0 = a free one");
+  public static final ConfigKey<List<String>> MEMBERS = KEYS.define("members", LIST, List.of(),
+    items("[A-Za-z0-9._\\-\\[\\]:]+", "host or host:port"),
+    "with `join: tcp`: `host:port` (or `host`, port 5701) of other members; multicast is never used");
+  public static final ConfigKey<String> JOIN = KEYS.define("join", choice("tcp", "kubernetes"), "tcp", any(),
+    "how members find each other: the listed `members`, or a Kubernetes service");
+  /** Found by DNS lookup: no API permissions needed. */
+  public static final ConfigKey<String> KUBERNETES_SERVICE_DNS = KEYS.define("kubernetesServiceDns", STRING, "", any(),
+    "with `join: kubernetes`: a headless service's DNS name (no API permissions needed)");
+  public static final ConfigKey<String> KUBERNETES_SERVICE_NAME = KEYS.define("kubernetesServiceName", STRING, "", any(),
+    "with `join: kubernetes` and no DNS name: the service whose endpoints the Kubernetes API lists");
+  public static final ConfigKey<String> KUBERNETES_NAMESPACE = KEYS.define("kubernetesNamespace", STRING, "", any(),
+    "the Kubernetes namespace of `kubernetesServiceName`");
+  /** Until then messages routed to a silent member fail by their own timeout. */
+  public static final ConfigKey<Integer> MEMBER_TIMEOUT_SECONDS = KEYS.define("memberTimeoutSeconds", INT, 10,
+    between(2, 300), "a member silent this long is dropped, and its event-bus consumers with it");
 
-  private boolean enabled;
-  private String name = DEFAULT_NAME;
-  private String host = DEFAULT_HOST;
-  private int port = DEFAULT_PORT;
-  private int busPort;
-  private List<String> members = List.of();
-  private Join join = Join.TCP;
-  private String kubernetesServiceDns = "";
-  private String kubernetesServiceName = "";
-  private String kubernetesNamespace = "";
-  private int memberTimeoutSeconds = DEFAULT_MEMBER_TIMEOUT_SECONDS;
+  private final boolean enabled;
+  private final String name;
+  private final String host;
+  private final int port;
+  private final int busPort;
+  private final List<String> members;
+  private final Join join;
+  private final String kubernetesServiceDns;
+  private final String kubernetesServiceName;
+  private final String kubernetesNamespace;
+  private final int memberTimeoutSeconds;
 
-  static ClusterOptions from(ConfigSection section) {
-    return new ClusterOptions()
-      .setEnabled(section.boolValue("enabled", false))
-      .setName(section.stringValue("name", DEFAULT_NAME))
-      .setHost(section.stringValue("host", DEFAULT_HOST))
-      .setPort(section.intValue("port", DEFAULT_PORT))
-      .setBusPort(section.intValue("busPort", 0))
-      .setMembers(section.stringList("members"))
-      .setJoin(join(section.stringValue("join", "tcp")))
-      .setKubernetesServiceDns(section.stringValue("kubernetesServiceDns", ""))
-      .setKubernetesServiceName(section.stringValue("kubernetesServiceName", ""))
-      .setKubernetesNamespace(section.stringValue("kubernetesNamespace", ""))
-      .setMemberTimeoutSeconds(section.intValue("memberTimeoutSeconds", DEFAULT_MEMBER_TIMEOUT_SECONDS));
+  private ClusterOptions(ConfigSection section) {
+    enabled = section.get(ENABLED);
+    name = section.get(NAME);
+    host = section.get(HOST);
+    port = section.get(PORT);
+    busPort = section.get(BUS_PORT);
+    members = section.get(MEMBERS);
+    join = section.get(JOIN).equals("kubernetes") ? Join.KUBERNETES : Join.TCP;
+    kubernetesServiceDns = section.get(KUBERNETES_SERVICE_DNS).trim();
+    kubernetesServiceName = section.get(KUBERNETES_SERVICE_NAME).trim();
+    kubernetesNamespace = section.get(KUBERNETES_NAMESPACE).trim();
+    memberTimeoutSeconds = section.get(MEMBER_TIMEOUT_SECONDS);
   }
 
-  private static Join join(String value) {
-    return switch (value.trim().toLowerCase()) {
-      case "tcp" -> Join.TCP;
-      case "kubernetes" -> Join.KUBERNETES;
-      default -> throw new ConfigException("cluster.join", "must be tcp or kubernetes, got '" + value + "'");
-    };
+  static ClusterOptions from(ConfigSection section) {
+    return new ClusterOptions(section);
+  }
+
+  /** Options from a mapping as the file's {@code cluster} section would hold it (tests, tools). */
+  public static ClusterOptions fromJson(JsonObject json) {
+    return ConfigSection.read(json, KEYS.pattern(), ClusterOptions::from);
   }
 
   public boolean isEnabled() {
     return enabled;
   }
 
-  public ClusterOptions setEnabled(boolean enabled) {
-    this.enabled = enabled;
-    return this;
-  }
-
+  /** Members only join a cluster of the same name, so two deployments on one network stay apart. */
   public String getName() {
     return name;
   }
 
-  /** Members only join a cluster of the same name, so two deployments on one network stay apart. */
-  public ClusterOptions setName(String name) {
-    this.name = Checks.notBlank("cluster.name", name);
-    return this;
-  }
-
+  /** The address this member binds and announces, for membership and event-bus traffic alike (a pod IP in Kubernetes). */
   public String getHost() {
     return host;
   }
 
-  /** The address this member binds and announces, for membership and event-bus traffic alike (a pod IP in Kubernetes). */
-  public ClusterOptions setHost(String host) {
-    this.host = Checks.notBlank("cluster.host", host);
-    return this;
-  }
-
+  /** The membership (Hazelcast) port. */
   public int getPort() {
     return port;
   }
 
-  /** The membership (Hazelcast) port. */
-  public ClusterOptions setPort(int port) {
-    this.port = Checks.range("cluster.port", port, 1, 65_535);
-    return this;
-  }
-
+  /** The event-bus TCP port; 0 takes a free one (members learn it through the cluster). */
   public int getBusPort() {
     return busPort;
   }
 
-  /** The event-bus TCP port; 0 takes a free one (members learn it through the cluster). */
-  public ClusterOptions setBusPort(int busPort) {
-    this.busPort = Checks.range("cluster.busPort", busPort, 0, 65_535);
-    return this;
-  }
-
+  /** {@code host:port} (or {@code host}, port 5701) of members to join over TCP; multicast is never used. */
   public List<String> getMembers() {
     return members;
-  }
-
-  /** {@code host:port} (or {@code host}, port 5701) of members to join over TCP; multicast is never used. */
-  public ClusterOptions setMembers(List<String> members) {
-    for (String member : members) {
-      if (!member.matches("[A-Za-z0-9._\\-\\[\\]:]+")) {
-        throw new ConfigException("cluster.members", "must be host or host:port entries, got '" + member + "'");
-      }
-    }
-    this.members = List.copyOf(members);
-    return this;
   }
 
   public Join getJoin() {
     return join;
   }
 
-  public ClusterOptions setJoin(Join join) {
-    this.join = join;
-    return this;
-  }
-
+  /** With {@code join: kubernetes}: a headless service's DNS name; found by DNS lookup, no API permissions needed. */
   public String getKubernetesServiceDns() {
     return kubernetesServiceDns;
   }
 
-  /** With {@code join: kubernetes}: a headless service's DNS name; found by DNS lookup, no API permissions needed. */
-  public ClusterOptions setKubernetesServiceDns(String kubernetesServiceDns) {
-    this.kubernetesServiceDns = kubernetesServiceDns == null ? "" : kubernetesServiceDns.trim();
-    return this;
-  }
-
+  /** With {@code join: kubernetes} and no DNS name: the service whose endpoints the Kubernetes API lists. */
   public String getKubernetesServiceName() {
     return kubernetesServiceName;
-  }
-
-  /** With {@code join: kubernetes} and no DNS name: the service whose endpoints the Kubernetes API lists. */
-  public ClusterOptions setKubernetesServiceName(String kubernetesServiceName) {
-    this.kubernetesServiceName = kubernetesServiceName == null ? "" : kubernetesServiceName.trim();
-    return this;
   }
 
   public String getKubernetesNamespace() {
     return kubernetesNamespace;
   }
 
-  public ClusterOptions setKubernetesNamespace(String kubernetesNamespace) {
-    this.kubernetesNamespace = kubernetesNamespace == null ? "" : kubernetesNamespace.trim();
-    return this;
-  }
-
-  public int getMemberTimeoutSeconds() {
-    return memberTimeoutSeconds;
-  }
-
   /**
    * A member silent this long is dropped from the cluster and its event-bus consumers with it; until then
    * messages routed to it fail by their own timeout.
    */
-  public ClusterOptions setMemberTimeoutSeconds(int memberTimeoutSeconds) {
-    this.memberTimeoutSeconds = Checks.range("cluster.memberTimeoutSeconds", memberTimeoutSeconds, 2, 300);
-    return this;
+  public int getMemberTimeoutSeconds() {
+    return memberTimeoutSeconds;
   }
 }

@@ -5,13 +5,15 @@ import io.vertx.core.json.JsonObject;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Function;
 
 /**
  * Typed, key-naming access to one section of the configuration tree, so every rejected value
  * reports its full dotted key (e.g. {@code batching.maxDelayMs}).
  *
- * <p>Every key asked for is recorded in the tree's {@link ConfigKeys}: read options only through this class and
- * a key the file holds but no option reads stops start-up as unknown.
+ * <p>Values are read only by their definition ({@link ConfigKey}): name, default and rule come from there. Every key
+ * asked for is recorded in the tree's {@link ConfigKeys}, so a key the file holds but no option reads stops start-up
+ * as unknown.
  */
 public final class ConfigSection {
   private final JsonObject json;
@@ -26,6 +28,17 @@ public final class ConfigSection {
     this.json = json == null ? new JsonObject() : json;
     this.prefix = prefix;
     this.keys = keys;
+  }
+
+  /**
+   * Options read by {@code reader} from {@code json} as the section at {@code path} (e.g. {@code database}) would
+   * hold them, unknown keys refused: how tests and tools build options without a whole configuration.
+   */
+  static <T> T read(JsonObject json, String path, Function<ConfigSection, T> reader) {
+    ConfigSection section = new ConfigSection(json, path);
+    T options = reader.apply(section);
+    section.rejectUnknownKeys();
+    return options;
   }
 
   /** The keys asked for so far in this tree. */
@@ -61,10 +74,10 @@ public final class ConfigSection {
    * item records its keys apart (call {@link #rejectUnknownKeys()} on it once read): a list cannot come from the
    * environment, so its items' keys are no variables.
    */
-  public List<ConfigSection> sections(String name) {
-    Object value = json.getValue(name);
+  public List<ConfigSection> sections(ConfigKey<List<Object>> listKey) {
+    String name = listKey.localName();
+    Object value = raw(listKey);
     List<ConfigSection> result = new ArrayList<>();
-    keys.askedForValue(key(name));
     if (value == null) {
       return result;
     }
@@ -85,105 +98,68 @@ public final class ConfigSection {
     return json;
   }
 
-  public boolean has(String name) {
-    return value(name) != null;
+  /** Whether {@code key} is set in this section. */
+  public boolean has(ConfigKey<?> key) {
+    return raw(key) != null;
   }
 
-  public int intValue(String name, int defaultValue) {
-    return intValue(name, defaultValue, Integer.MIN_VALUE, Integer.MAX_VALUE);
+  /**
+   * The value of {@code key} in this section, its default when unset.
+   *
+   * @throws ConfigException naming the key when the value is malformed or breaks the key's rule, or a required key
+   *                         is unset
+   */
+  public <T> T get(ConfigKey<T> key) {
+    if (key.defaultKind() == ConfigKey.DefaultKind.DERIVED) {
+      throw new IllegalStateException(key + ": its default is derived; read it with get(key, default)");
+    }
+    return read(key, key.defaultValue());
   }
 
-  public long longValue(String name, long defaultValue) {
-    return longValue(name, defaultValue, Long.MIN_VALUE, Long.MAX_VALUE);
+  /** The value of a key whose default follows other settings: {@code derivedDefault} when unset. */
+  public <T> T get(ConfigKey<T> key, T derivedDefault) {
+    if (key.defaultKind() != ConfigKey.DefaultKind.DERIVED) {
+      throw new IllegalStateException(key + ": its default is in its definition");
+    }
+    return read(key, derivedDefault);
   }
 
-  public int intValue(String name, int defaultValue, int min, int max) {
-    Object value = value(name);
+  /** The dotted key {@code key} has in this section, e.g. {@code namespaces.likes.slots}. */
+  public String key(ConfigKey<?> key) {
+    return key(key.localName());
+  }
+
+  private <T> T read(ConfigKey<T> key, T defaultValue) {
+    Object value = raw(key);
     if (value == null) {
-      return defaultValue;
-    }
-    long parsed = parseLong(name, value);
-    if (parsed < min || parsed > max) {
-      throw new ConfigException(key(name), "must be between " + min + " and " + max + ", got " + parsed);
-    }
-    return (int) parsed;
-  }
-
-  public long longValue(String name, long defaultValue, long min, long max) {
-    Object value = value(name);
-    if (value == null) {
-      return defaultValue;
-    }
-    long parsed = parseLong(name, value);
-    if (parsed < min || parsed > max) {
-      throw new ConfigException(key(name), "must be between " + min + " and " + max + ", got " + parsed);
-    }
-    return parsed;
-  }
-
-  public boolean boolValue(String name, boolean defaultValue) {
-    Object value = value(name);
-    if (value == null) {
-      return defaultValue;
-    }
-    if (value instanceof Boolean b) {
-      return b;
-    }
-    String text = value.toString().trim().toLowerCase();
-    if (text.equals("true") || text.equals("false")) {
-      return Boolean.parseBoolean(text);
-    }
-    throw new ConfigException(key(name), "must be true or false, got '" + value + "'");
-  }
-
-  public String stringValue(String name, String defaultValue) {
-    Object value = value(name);
-    if (value == null) {
-      return defaultValue;
-    }
-    if (value instanceof JsonObject || value instanceof JsonArray) {
-      throw new ConfigException(key(name), "must be a single value");
-    }
-    return value.toString();
-  }
-
-  /** A list, given either as a YAML sequence or as a comma-separated string (the form environment variables allow). */
-  public List<String> stringList(String name) {
-    Object value = value(name);
-    List<String> result = new ArrayList<>();
-    if (value == null) {
-      return result;
-    }
-    if (value instanceof JsonArray array) {
-      array.forEach(item -> result.add(String.valueOf(item).trim()));
-    } else if (value instanceof JsonObject) {
-      throw new ConfigException(key(name), "must be a list");
-    } else {
-      for (String part : value.toString().split(",")) {
-        if (!part.isBlank()) {
-          result.add(part.trim());
-        }
+      if (key.defaultKind() == ConfigKey.DefaultKind.REQUIRED) {
+        String allowed = key.allowedText();
+        throw new ConfigException(key(key), "is required" + (allowed.isEmpty() ? "" : ": " + allowed));
       }
+      return defaultValue;
     }
-    return result;
+    return key.parse(key(key), value);
+  }
+
+  /** The raw value of {@code key}, recorded as asked for; a dotted local name descends into its sub-sections. */
+  private Object raw(ConfigKey<?> key) {
+    if (!key.section().matches(prefix)) {
+      throw new IllegalStateException(key + " is not a key of " + (prefix.isEmpty() ? "the top level" : prefix));
+    }
+    String name = key.localName();
+    int dot = name.lastIndexOf('.');
+    ConfigSection owner = this;
+    if (dot > 0) {
+      for (String part : name.substring(0, dot).split("\\.")) {
+        owner = owner.section(part);
+      }
+      name = name.substring(dot + 1);
+    }
+    return owner.value(name);
   }
 
   private Object value(String name) {
     keys.askedForValue(key(name));
     return json.getValue(name);
-  }
-
-  private long parseLong(String name, Object value) {
-    if (value instanceof Number number) {
-      if (number.doubleValue() != Math.rint(number.doubleValue())) {
-        throw new ConfigException(key(name), "must be a whole number, got " + value);
-      }
-      return number.longValue();
-    }
-    try {
-      return Long.parseLong(value.toString().trim());
-    } catch (NumberFormatException e) {
-      throw new ConfigException(key(name), "must be a whole number, got '" + value + "'");
-    }
   }
 }

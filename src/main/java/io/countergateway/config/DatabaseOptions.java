@@ -1,52 +1,98 @@
 package io.countergateway.config;
 
+import io.vertx.core.json.JsonObject;
+
+import java.util.List;
+import java.util.Map;
+
+import static io.countergateway.config.ConfigKey.BOOLEAN;
+import static io.countergateway.config.ConfigKey.INT;
+import static io.countergateway.config.ConfigKey.STRING;
+import static io.countergateway.config.ConfigKey.any;
+import static io.countergateway.config.ConfigKey.between;
+import static io.countergateway.config.ConfigKey.choice;
+import static io.countergateway.config.ConfigKey.identifier;
+import static io.countergateway.config.ConfigKey.notBlank;
+
 /** Which database holds the slotted counters and how to reach it. */
-public class DatabaseOptions {
+public final class DatabaseOptions {
   public enum Kind { EMBEDDED_POSTGRES, POSTGRES, MYSQL }
 
-  public static final String DEFAULT_TABLE = "slotted_counters";
-  public static final String DEFAULT_DATA_DIR = "./data";
-  public static final int DEFAULT_POOL_SIZE = 4;
+  static final ConfigDef KEYS = ConfigDef.section("database");
+  public static final ConfigKey<String> KIND = KEYS.define("kind",
+    choice(List.of("embedded-postgres", "postgres", "mysql"), Map.of("postgresql", "postgres", "mariadb", "mysql")),
+    "embedded-postgres", any(), "which database: an embedded PostgreSQL, a PostgreSQL, or MySQL / MariaDB");
+  public static final ConfigKey<String> HOST = KEYS.define("host", STRING, "127.0.0.1", notBlank(),
+    "the database server's host (embedded: ignored)");
+  public static final ConfigKey<Integer> PORT = KEYS.defineDerived("port", INT, "5432 / 3306 / 0 by kind",
+    between(0, 65_535), "the server's port; embedded: 0 = a free port at every start");
+  public static final ConfigKey<String> NAME = KEYS.define("name", STRING, "counters", identifier(), "the database");
+  public static final ConfigKey<String> USER = KEYS.defineDerived("user", STRING, "postgres / root (mysql)", notBlank(),
+    "the database user (embedded: ignored)");
+  /** Usually an environment override or a file: a password is never logged. */
+  public static final ConfigKey<String> PASSWORD = KEYS.define("password", STRING, "", any(),
+    "the password (never logged); usually from `CG_DATABASE_PASSWORD`");
+  public static final ConfigKey<String> PASSWORD_FILE = KEYS.defineOptional("passwordFile", STRING, any(),
+    "a file holding the password (a mounted secret); wins over `password`");
+  public static final ConfigKey<String> TABLE = KEYS.define("table", STRING, "slotted_counters", identifier(),
+    "the counters table (flush ids go to `<table>_flushes`)");
+  /** Kept across restarts. */
+  public static final ConfigKey<String> DATA_DIR = KEYS.define("dataDir", STRING, "./data", notBlank(),
+    "embedded PostgreSQL only: its files, kept across restarts");
+  public static final ConfigKey<Integer> READ_POOL_SIZE = KEYS.define("readPoolSize", INT, 4, between(1, 256),
+    "connections of each read verticle");
+  public static final ConfigKey<Boolean> CREATE_SCHEMA = KEYS.define("createSchema", BOOLEAN, true, any(),
+    "apply the missing schema steps at start; `false`: only check that a DBA applied them (see *Schema versions*)");
 
-  private Kind kind = Kind.EMBEDDED_POSTGRES;
-  private String host = "127.0.0.1";
-  private int port = 0;
-  private String name = "counters";
-  private String user = "postgres";
-  private String password = "";
-  private String table = DEFAULT_TABLE;
-  private String dataDir = DEFAULT_DATA_DIR;
-  private int readPoolSize = DEFAULT_POOL_SIZE;
-  private boolean createSchema = true;
+  private final Kind kind;
+  private final String host;
+  private final int port;
+  private final String name;
+  private final String user;
+  private final String password;
+  private final String table;
+  private final String dataDir;
+  private final int readPoolSize;
+  private final boolean createSchema;
+
+  private DatabaseOptions(Kind kind, String host, int port, String name, String user, String password, String table,
+                          String dataDir, int readPoolSize, boolean createSchema) {
+    this.kind = kind;
+    this.host = host;
+    this.port = port;
+    this.name = name;
+    this.user = user;
+    this.password = password;
+    this.table = table;
+    this.dataDir = dataDir;
+    this.readPoolSize = readPoolSize;
+    this.createSchema = createSchema;
+  }
 
   static DatabaseOptions from(ConfigSection section) {
-    DatabaseOptions options = new DatabaseOptions().setKind(parseKind(section));
-    int defaultPort = switch (options.kind) {
+    Kind kind = switch (section.get(KIND)) {
+      case "postgres" -> Kind.POSTGRES;
+      case "mysql" -> Kind.MYSQL;
+      default -> Kind.EMBEDDED_POSTGRES;
+    };
+    int defaultPort = switch (kind) {
       case POSTGRES -> 5432;
       case MYSQL -> 3306;
       case EMBEDDED_POSTGRES -> 0;
     };
-    return options
-      .setHost(section.stringValue("host", "127.0.0.1"))
-      .setPort(section.intValue("port", defaultPort))
-      .setName(section.stringValue("name", "counters"))
-      .setUser(section.stringValue("user", options.kind == Kind.MYSQL ? "root" : "postgres"))
-      .setPassword(Secrets.resolve(section, "password"))
-      .setTable(section.stringValue("table", DEFAULT_TABLE))
-      .setDataDir(section.stringValue("dataDir", DEFAULT_DATA_DIR))
-      .setReadPoolSize(section.intValue("readPoolSize", DEFAULT_POOL_SIZE))
-      .setCreateSchema(section.boolValue("createSchema", true));
+    return new DatabaseOptions(kind, section.get(HOST), section.get(PORT, defaultPort), section.get(NAME),
+      section.get(USER, kind == Kind.MYSQL ? "root" : "postgres"), Secrets.resolve(section, PASSWORD, PASSWORD_FILE),
+      section.get(TABLE), section.get(DATA_DIR), section.get(READ_POOL_SIZE), section.get(CREATE_SCHEMA));
   }
 
-  private static Kind parseKind(ConfigSection section) {
-    String value = section.stringValue("kind", "embedded-postgres").trim().toLowerCase();
-    return switch (value) {
-      case "embedded-postgres" -> Kind.EMBEDDED_POSTGRES;
-      case "postgres", "postgresql" -> Kind.POSTGRES;
-      case "mysql", "mariadb" -> Kind.MYSQL;
-      default -> throw new ConfigException(section.key("kind"),
-        "must be one of embedded-postgres, postgres, mysql, got '" + value + "'");
-    };
+  /** Options from a mapping as the file's {@code database} section would hold it (tests, tools). */
+  public static DatabaseOptions fromJson(JsonObject json) {
+    return ConfigSection.read(json, KEYS.pattern(), DatabaseOptions::from);
+  }
+
+  /** A copy reaching the server at another endpoint: the embedded database's, known once it has started. */
+  public DatabaseOptions withEndpoint(String host, int port, String user) {
+    return new DatabaseOptions(kind, host, port, name, user, password, table, dataDir, readPoolSize, createSchema);
   }
 
   public boolean isPostgres() {
@@ -57,92 +103,42 @@ public class DatabaseOptions {
     return kind;
   }
 
-  public DatabaseOptions setKind(Kind kind) {
-    this.kind = kind;
-    return this;
-  }
-
   public String getHost() {
     return host;
   }
 
-  public DatabaseOptions setHost(String host) {
-    this.host = Checks.notBlank("database.host", host);
-    return this;
-  }
-
+  /** For the embedded database, 0 picks a free port at every start. */
   public int getPort() {
     return port;
-  }
-
-  /** For the embedded database, 0 picks a free port at every start. */
-  public DatabaseOptions setPort(int port) {
-    this.port = Checks.range("database.port", port, 0, 65535);
-    return this;
   }
 
   public String getName() {
     return name;
   }
 
-  public DatabaseOptions setName(String name) {
-    this.name = Checks.identifier("database.name", name);
-    return this;
-  }
-
   public String getUser() {
     return user;
-  }
-
-  public DatabaseOptions setUser(String user) {
-    this.user = Checks.notBlank("database.user", user);
-    return this;
   }
 
   public String getPassword() {
     return password;
   }
 
-  public DatabaseOptions setPassword(String password) {
-    this.password = password == null ? "" : password;
-    return this;
-  }
-
   public String getTable() {
     return table;
   }
 
-  public DatabaseOptions setTable(String table) {
-    this.table = Checks.identifier("database.table", table);
-    return this;
-  }
-
+  /** Where the embedded PostgreSQL keeps its files; kept across restarts. */
   public String getDataDir() {
     return dataDir;
-  }
-
-  /** Where the embedded PostgreSQL keeps its files; kept across restarts. */
-  public DatabaseOptions setDataDir(String dataDir) {
-    this.dataDir = Checks.notBlank("database.dataDir", dataDir);
-    return this;
   }
 
   public int getReadPoolSize() {
     return readPoolSize;
   }
 
-  public DatabaseOptions setReadPoolSize(int readPoolSize) {
-    this.readPoolSize = Checks.range("database.readPoolSize", readPoolSize, 1, 256);
-    return this;
-  }
-
   public boolean isCreateSchema() {
     return createSchema;
-  }
-
-  public DatabaseOptions setCreateSchema(boolean createSchema) {
-    this.createSchema = createSchema;
-    return this;
   }
 
   @Override

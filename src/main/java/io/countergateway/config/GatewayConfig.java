@@ -4,28 +4,98 @@ import io.vertx.core.json.JsonObject;
 
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.List;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
-/** The whole, validated configuration; built once at start and shared read-only by every verticle. */
-public class GatewayConfig {
-  private HttpOptions http = new HttpOptions();
-  private DatabaseOptions database = new DatabaseOptions();
-  private BatchingOptions batching = new BatchingOptions();
-  private LimitsOptions limits = new LimitsOptions();
-  private ReadOptions reads = new ReadOptions();
-  private AuthOptions auth = new AuthOptions();
-  private final List<RollupOptions> rollups = new ArrayList<>();
-  private CompactionOptions compaction = new CompactionOptions();
-  private IdempotencyOptions idempotency = new IdempotencyOptions();
-  private UniquesOptions uniques = UniquesOptions.defaults();
-  private BeaconOptions beacon = new BeaconOptions();
-  private ClusterOptions cluster = new ClusterOptions();
-  private LaneOptions lanes = new LaneOptions();
-  private LoggingOptions logging = new LoggingOptions();
-  private final Map<String, NamespaceOptions> namespaces = new LinkedHashMap<>();
-  private int shutdownTimeoutMs = 30_000;
+import static io.countergateway.config.ConfigKey.INT;
+import static io.countergateway.config.ConfigKey.MAPPINGS;
+import static io.countergateway.config.ConfigKey.any;
+import static io.countergateway.config.ConfigKey.between;
+
+/**
+ * The whole, validated configuration; built once at start by {@link #fromJson} and shared read-only by every
+ * verticle. Nothing changes it afterwards: a different value makes a copy ({@link #withDatabase}).
+ */
+public final class GatewayConfig {
+  static final ConfigDef SHUTDOWN_KEYS = ConfigDef.section("shutdown");
+  public static final ConfigKey<Integer> SHUTDOWN_TIMEOUT_MS = SHUTDOWN_KEYS.define("timeoutMs", INT, 30_000,
+    between(100, 3_600_000), "how long a graceful stop may take to flush what is pending");
+  static final ConfigDef KEYS = ConfigDef.section("");
+  public static final ConfigKey<List<Object>> ROLLUPS = KEYS.define("rollups", MAPPINGS, List.of(), any(),
+    "totals copied into a column of your own table, one entry per namespace (see *Roll-ups*)");
+
+  private final HttpOptions http;
+  private final DatabaseOptions database;
+  private final BatchingOptions batching;
+  private final LimitsOptions limits;
+  private final ReadOptions reads;
+  private final AuthOptions auth;
+  private final List<RollupOptions> rollups;
+  private final CompactionOptions compaction;
+  private final IdempotencyOptions idempotency;
+  private final UniquesOptions uniques;
+  private final BeaconOptions beacon;
+  private final ClusterOptions cluster;
+  private final LaneOptions lanes;
+  private final LoggingOptions logging;
+  private final Map<String, NamespaceOptions> namespaces;
+  private final int shutdownTimeoutMs;
+
+  private GatewayConfig(GatewayConfig config, DatabaseOptions database) {
+    this.http = config.http;
+    this.database = database;
+    this.batching = config.batching;
+    this.limits = config.limits;
+    this.reads = config.reads;
+    this.auth = config.auth;
+    this.rollups = config.rollups;
+    this.compaction = config.compaction;
+    this.idempotency = config.idempotency;
+    this.uniques = config.uniques;
+    this.beacon = config.beacon;
+    this.cluster = config.cluster;
+    this.lanes = config.lanes;
+    this.logging = config.logging;
+    this.namespaces = config.namespaces;
+    this.shutdownTimeoutMs = config.shutdownTimeoutMs;
+  }
+
+  /** Reads every option through {@code root}, which records each key asked for. */
+  private GatewayConfig(ConfigSection root) {
+    http = HttpOptions.from(root.section("http"));
+    database = DatabaseOptions.from(root.section("database"));
+    batching = BatchingOptions.from(root.section("batching"));
+    limits = LimitsOptions.from(root.section("limits"));
+    reads = ReadOptions.from(root.section("reads"));
+    auth = AuthOptions.from(root.section("auth"));
+    beacon = BeaconOptions.from(root.section("beacon"));
+    cluster = ClusterOptions.from(root.section("cluster"));
+    lanes = LaneOptions.from(root.section("lanes"));
+    logging = LoggingOptions.from(root.section("logging"));
+    shutdownTimeoutMs = root.section("shutdown").get(SHUTDOWN_TIMEOUT_MS);
+    ConfigSection declared = root.section("namespaces");
+    Map<String, NamespaceOptions> byName = new LinkedHashMap<>();
+    for (String name : declared.json().fieldNames()) {
+      byName.put(name, NamespaceOptions.from(name, declared.section(name)));
+    }
+    if (byName.isEmpty()) {
+      throw new ConfigException("namespaces", "must declare at least one namespace (record type)");
+    }
+    namespaces = Collections.unmodifiableMap(byName);
+    compaction = CompactionOptions.from(root.section("compaction"));
+    idempotency = IdempotencyOptions.from(root.section("idempotency"));
+    uniques = UniquesOptions.from(root.section("uniques"));
+    List<RollupOptions> declaredRollups = new ArrayList<>();
+    for (ConfigSection item : root.sections(ROLLUPS)) {
+      RollupOptions rollup = RollupOptions.from(item);
+      checkRollup(rollup, declaredRollups);
+      declaredRollups.add(rollup);
+      item.rejectUnknownKeys();
+    }
+    rollups = List.copyOf(declaredRollups);
+    checkBatchesFit(batching, limits);
+  }
 
   /**
    * Validates the raw tree; the first bad value, or a key no option reads, throws a {@link ConfigException}
@@ -40,34 +110,12 @@ public class GatewayConfig {
 
   /** Reads every option through {@code root}, which records each key asked for. */
   static GatewayConfig read(ConfigSection root) {
-    GatewayConfig config = new GatewayConfig();
-    config.http = HttpOptions.from(root.section("http"));
-    config.database = DatabaseOptions.from(root.section("database"));
-    config.batching = BatchingOptions.from(root.section("batching"));
-    config.limits = LimitsOptions.from(root.section("limits"));
-    config.reads = ReadOptions.from(root.section("reads"));
-    config.auth = AuthOptions.from(root.section("auth"));
-    config.beacon = BeaconOptions.from(root.section("beacon"));
-    config.cluster = ClusterOptions.from(root.section("cluster"));
-    config.lanes = LaneOptions.from(root.section("lanes"));
-    config.logging = LoggingOptions.from(root.section("logging"));
-    config.shutdownTimeoutMs = root.section("shutdown").intValue("timeoutMs", 30_000, 100, 3_600_000);
-    ConfigSection namespaces = root.section("namespaces");
-    for (String name : namespaces.json().fieldNames()) {
-      config.addNamespace(NamespaceOptions.from(name, namespaces.section(name)));
-    }
-    if (config.namespaces.isEmpty()) {
-      throw new ConfigException("namespaces", "must declare at least one namespace (record type)");
-    }
-    config.compaction = CompactionOptions.from(root.section("compaction"));
-    config.idempotency = IdempotencyOptions.from(root.section("idempotency"));
-    config.uniques = UniquesOptions.from(root.section("uniques"));
-    for (ConfigSection rollup : root.sections("rollups")) {
-      config.addRollup(RollupOptions.from(rollup));
-      rollup.rejectUnknownKeys();
-    }
-    checkBatchesFit(config.batching, config.limits);
-    return config;
+    return new GatewayConfig(root);
+  }
+
+  /** A copy with other database options: the embedded database's endpoint, known once it has started. */
+  public GatewayConfig withDatabase(DatabaseOptions database) {
+    return new GatewayConfig(this, database);
   }
 
   /**
@@ -76,42 +124,37 @@ public class GatewayConfig {
    */
   private static void checkBatchesFit(BatchingOptions batching, LimitsOptions limits) {
     int batch = limits.getMaxBatchIncrements();
+    String maxBatchIncrements = LimitsOptions.MAX_BATCH_INCREMENTS.name();
     if (batching.getMaxPendingKeys() < batch) {
-      throw new ConfigException("batching.maxPendingKeys", "must be at least limits.maxBatchIncrements (" + batch
-        + "), got " + batching.getMaxPendingKeys());
+      throw new ConfigException(BatchingOptions.MAX_PENDING_KEYS.name(), "must be at least " + maxBatchIncrements
+        + " (" + batch + "), got " + batching.getMaxPendingKeys());
     }
     if (batching.getMaxWaitingRequests() < batch) {
-      throw new ConfigException("batching.maxWaitingRequests", "must be at least limits.maxBatchIncrements (" + batch
-        + "), got " + batching.getMaxWaitingRequests());
+      throw new ConfigException(BatchingOptions.MAX_WAITING_REQUESTS.name(), "must be at least " + maxBatchIncrements
+        + " (" + batch + "), got " + batching.getMaxWaitingRequests());
     }
-  }
-
-  public GatewayConfig addNamespace(NamespaceOptions namespace) {
-    namespaces.put(namespace.getName(), namespace);
-    return this;
   }
 
   /**
    * One roll-up per namespace: a roll-up marks the slot rows it has written as rolled, so a second one on the same
    * namespace would miss them.
    */
-  public GatewayConfig addRollup(RollupOptions rollup) {
-    if (namespaces.get(rollup.getNamespace()) == null) {
-      throw new ConfigException(rollup.key() + ".namespace", "'" + rollup.getNamespace() + "' is not a declared namespace");
+  private void checkRollup(RollupOptions rollup, List<RollupOptions> earlier) {
+    String key = rollup.key() + "." + RollupOptions.NAMESPACE.localName();
+    NamespaceOptions namespace = namespaces.get(rollup.getNamespace());
+    if (namespace == null) {
+      throw new ConfigException(key, "'" + rollup.getNamespace() + "' is not a declared namespace");
     }
-    if (namespaces.get(rollup.getNamespace()).isWindowed()) {
-      throw new ConfigException(rollup.key() + ".namespace", "'" + rollup.getNamespace()
-        + "' is windowed: roll-ups copy the totals of plain namespaces");
+    if (namespace.isWindowed()) {
+      throw new ConfigException(key, "'" + rollup.getNamespace() + "' is windowed: roll-ups copy the totals of plain namespaces");
     }
-    if (rollups.stream().anyMatch(other -> other.getNamespace().equals(rollup.getNamespace()))) {
-      throw new ConfigException(rollup.key() + ".namespace", "'" + rollup.getNamespace() + "' already has a roll-up");
+    if (earlier.stream().anyMatch(other -> other.getNamespace().equals(rollup.getNamespace()))) {
+      throw new ConfigException(key, "'" + rollup.getNamespace() + "' already has a roll-up");
     }
-    rollups.add(rollup);
-    return this;
   }
 
   public List<RollupOptions> getRollups() {
-    return Collections.unmodifiableList(rollups);
+    return rollups;
   }
 
   public UniquesOptions getUniques() {
@@ -127,18 +170,8 @@ public class GatewayConfig {
     return idempotency;
   }
 
-  public GatewayConfig setIdempotency(IdempotencyOptions idempotency) {
-    this.idempotency = idempotency;
-    return this;
-  }
-
   public CompactionOptions getCompaction() {
     return compaction;
-  }
-
-  public GatewayConfig setCompaction(CompactionOptions compaction) {
-    this.compaction = compaction;
-    return this;
   }
 
   /** The declared namespace, or null: undeclared record types are refused. */
@@ -147,88 +180,43 @@ public class GatewayConfig {
   }
 
   public Map<String, NamespaceOptions> getNamespaces() {
-    return Collections.unmodifiableMap(namespaces);
+    return namespaces;
   }
 
   public HttpOptions getHttp() {
     return http;
   }
 
-  public GatewayConfig setHttp(HttpOptions http) {
-    this.http = http;
-    return this;
-  }
-
   public DatabaseOptions getDatabase() {
     return database;
-  }
-
-  public GatewayConfig setDatabase(DatabaseOptions database) {
-    this.database = database;
-    return this;
   }
 
   public BatchingOptions getBatching() {
     return batching;
   }
 
-  public GatewayConfig setBatching(BatchingOptions batching) {
-    this.batching = batching;
-    return this;
-  }
-
   public LimitsOptions getLimits() {
     return limits;
-  }
-
-  public GatewayConfig setLimits(LimitsOptions limits) {
-    this.limits = limits;
-    return this;
   }
 
   public ReadOptions getReads() {
     return reads;
   }
 
-  public GatewayConfig setReads(ReadOptions reads) {
-    this.reads = reads;
-    return this;
-  }
-
   public AuthOptions getAuth() {
     return auth;
-  }
-
-  public GatewayConfig setAuth(AuthOptions auth) {
-    this.auth = auth;
-    return this;
   }
 
   public BeaconOptions getBeacon() {
     return beacon;
   }
 
-  public GatewayConfig setBeacon(BeaconOptions beacon) {
-    this.beacon = beacon;
-    return this;
-  }
-
   public ClusterOptions getCluster() {
     return cluster;
   }
 
-  public GatewayConfig setCluster(ClusterOptions cluster) {
-    this.cluster = cluster;
-    return this;
-  }
-
   public LaneOptions getLanes() {
     return lanes;
-  }
-
-  public GatewayConfig setLanes(LaneOptions lanes) {
-    this.lanes = lanes;
-    return this;
   }
 
   public LoggingOptions getLogging() {
@@ -237,10 +225,5 @@ public class GatewayConfig {
 
   public int getShutdownTimeoutMs() {
     return shutdownTimeoutMs;
-  }
-
-  public GatewayConfig setShutdownTimeoutMs(int shutdownTimeoutMs) {
-    this.shutdownTimeoutMs = Checks.range("shutdown.timeoutMs", shutdownTimeoutMs, 100, 3_600_000);
-    return this;
   }
 }

@@ -2,90 +2,85 @@ package io.countergateway.config;
 
 import java.util.List;
 
-/** Where the gateway listens and how many server shares it runs. */
-public class HttpOptions {
-  /** Loopback by default: the gateway is meant to run as a sidecar unless told otherwise. */
-  public static final String DEFAULT_HOST = "127.0.0.1";
-  public static final int DEFAULT_PORT = 8080;
-  /** 0 means one ingest verticle per core. */
-  public static final int DEFAULT_INSTANCES = 0;
+import static io.countergateway.config.ConfigKey.INT;
+import static io.countergateway.config.ConfigKey.LIST;
+import static io.countergateway.config.ConfigKey.STRING;
+import static io.countergateway.config.ConfigKey.any;
+import static io.countergateway.config.ConfigKey.between;
+import static io.countergateway.config.ConfigKey.nonEmpty;
+import static io.countergateway.config.ConfigKey.notBlank;
 
-  private String host = DEFAULT_HOST;
-  private int port = DEFAULT_PORT;
-  private int instances = DEFAULT_INSTANCES;
-  private List<String> corsOrigins = List.of("*");
-  /** How long a browser may reuse a beacon preflight; Chromium caps this at 7200. */
-  private int corsMaxAgeSeconds = 7200;
-  private TrustedProxies trustedProxies = TrustedProxies.NONE;
+/** Where the gateway listens and how many server shares it runs. */
+public final class HttpOptions {
+  static final ConfigDef KEYS = ConfigDef.section("http");
+  /** Loopback by default: the gateway is meant to run as a sidecar unless told otherwise. */
+  public static final ConfigKey<String> HOST = KEYS.define("host", STRING, "127.0.0.1", notBlank(),
+    "where to listen (`0.0.0.0` to serve the network)");
+  public static final ConfigKey<Integer> PORT = KEYS.define("port", INT, 8080, between(0, 65_535),
+    "the HTTP port; 0 = a free port, the same for every ingest verticle (tests, benchmarks)");
+  public static final ConfigKey<Integer> INSTANCES = KEYS.define("instances", INT, 0, between(0, 256),
+    "ingest verticles (HTTP server share + event-bus consumer + coalescer); 0 = one per core");
+  public static final ConfigKey<List<String>> CORS_ORIGINS = KEYS.define("corsOrigins", LIST, List.of("*"),
+    nonEmpty("origin (use '*' for any)"), "origins allowed to send beacons from browsers (each echoed, with credentials)");
+  /** Chromium caps a preflight's max age at 7200. */
+  public static final ConfigKey<Integer> CORS_MAX_AGE_SECONDS = KEYS.define("corsMaxAgeSeconds", INT, 7200,
+    between(0, 86_400), "how long browsers may reuse a beacon preflight");
+  public static final ConfigKey<List<String>> TRUSTED_PROXIES = KEYS.define("trustedProxies", LIST, List.of(), any(),
+    "IPs or CIDR blocks whose `X-Forwarded-For` names the client (unique visitors); empty: the TCP peer is the client");
+
+  private final String host;
+  private final int port;
+  private final int instances;
+  private final List<String> corsOrigins;
+  private final int corsMaxAgeSeconds;
+  private final TrustedProxies trustedProxies;
+
+  private HttpOptions(ConfigSection section) {
+    host = section.get(HOST);
+    port = section.get(PORT);
+    instances = section.get(INSTANCES);
+    corsOrigins = section.get(CORS_ORIGINS);
+    corsMaxAgeSeconds = section.get(CORS_MAX_AGE_SECONDS);
+    trustedProxies = TrustedProxies.parse(section.key(TRUSTED_PROXIES), section.get(TRUSTED_PROXIES));
+  }
 
   static HttpOptions from(ConfigSection section) {
-    return new HttpOptions()
-      .setHost(section.stringValue("host", DEFAULT_HOST))
-      .setPort(section.intValue("port", DEFAULT_PORT))
-      .setInstances(section.intValue("instances", DEFAULT_INSTANCES))
-      .setCorsOrigins(section.has("corsOrigins") ? section.stringList("corsOrigins") : List.of("*"))
-      .setCorsMaxAgeSeconds(section.intValue("corsMaxAgeSeconds", 7200))
-      .setTrustedProxies(section.stringList("trustedProxies"));
+    return new HttpOptions(section);
   }
 
   public String getHost() {
     return host;
   }
 
-  public HttpOptions setHost(String host) {
-    this.host = Checks.notBlank("http.host", host);
-    return this;
-  }
-
+  /** The configured port; 0 picks a free one (the bound port is then the gateway's {@code port()}). */
   public int getPort() {
     return port;
   }
 
-  /** 0 picks a free port (tests, benchmarks). */
-  public HttpOptions setPort(int port) {
-    this.port = Checks.range("http.port", port, 0, 65535);
-    return this;
+  /**
+   * The port to hand to Vert.x. Every ingest verticle creates a server on the same host and port and Vert.x shares
+   * one listener among them; with port 0 each server would get a random port of its own, so a free port is asked
+   * for as -1: a negative port shares one random port among the servers that name it.
+   */
+  public int listenPort() {
+    return port == 0 ? -1 : port;
   }
 
   public int getInstances() {
     return instances;
   }
 
-  public HttpOptions setInstances(int instances) {
-    this.instances = Checks.range("http.instances", instances, 0, 256);
-    return this;
-  }
-
+  /** Origins allowed to send beacons from a browser; {@code *} allows any. */
   public List<String> getCorsOrigins() {
     return corsOrigins;
-  }
-
-  /** Origins allowed to send beacons from a browser; {@code *} allows any. */
-  public HttpOptions setCorsOrigins(List<String> corsOrigins) {
-    if (corsOrigins.isEmpty()) {
-      throw new ConfigException("http.corsOrigins", "must list at least one origin (use '*' for any)");
-    }
-    this.corsOrigins = List.copyOf(corsOrigins);
-    return this;
   }
 
   public int getCorsMaxAgeSeconds() {
     return corsMaxAgeSeconds;
   }
 
-  public HttpOptions setCorsMaxAgeSeconds(int corsMaxAgeSeconds) {
-    this.corsMaxAgeSeconds = Checks.range("http.corsMaxAgeSeconds", corsMaxAgeSeconds, 0, 86_400);
-    return this;
-  }
-
   /** Peers whose X-Forwarded-For names the client; empty: the TCP peer is always the client. */
   public TrustedProxies getTrustedProxies() {
     return trustedProxies;
-  }
-
-  /** IP addresses or CIDR blocks (IPv4 or IPv6). */
-  public HttpOptions setTrustedProxies(List<String> proxies) {
-    this.trustedProxies = TrustedProxies.parse("http.trustedProxies", proxies);
-    return this;
   }
 }

@@ -1,61 +1,53 @@
 package io.countergateway.config;
 
+import static io.countergateway.config.ConfigKey.INT;
+import static io.countergateway.config.ConfigKey.between;
+
 /** Requests that carry an {@code Idempotency-Key}: how long a key is remembered, and how many may be in flight. */
-public class IdempotencyOptions {
-  public static final int DEFAULT_RETENTION_SECONDS = 86_400;
-  public static final int DEFAULT_EXPIRY_INTERVAL_SECONDS = 60;
-  public static final int DEFAULT_MAX_IN_FLIGHT = 10_000;
-  public static final int DEFAULT_POOL_SIZE = 4;
+public final class IdempotencyOptions {
+  static final ConfigDef KEYS = ConfigDef.section("idempotency");
+  public static final ConfigKey<Integer> RETENTION_SECONDS = KEYS.define("retentionSeconds", INT, 86_400,
+    between(60, 31_536_000), "a repeated key within this long (at least) is counted once and answered again");
+  public static final ConfigKey<Integer> EXPIRY_INTERVAL_SECONDS = KEYS.define("expiryIntervalSeconds", INT, 60,
+    between(1, 86_400), "how often keys older than the retention are deleted");
+  public static final ConfigKey<Integer> MAX_IN_FLIGHT = KEYS.define("maxInFlight", INT, 10_000, between(1, 1_000_000),
+    "keyed requests one ingest verticle writes at once; more get 503");
+  /** Keyed requests are not coalesced: one transaction each. */
+  public static final ConfigKey<Integer> POOL_SIZE = KEYS.define("poolSize", INT, 4, between(1, 256),
+    "connections of each ingest verticle for keyed requests (one transaction each)");
 
-  private int retentionSeconds = DEFAULT_RETENTION_SECONDS;
-  private int expiryIntervalSeconds = DEFAULT_EXPIRY_INTERVAL_SECONDS;
-  private int maxInFlight = DEFAULT_MAX_IN_FLIGHT;
-  private int poolSize = DEFAULT_POOL_SIZE;
+  private final int retentionSeconds;
+  private final int expiryIntervalSeconds;
+  private final int maxInFlight;
+  private final int poolSize;
 
-  static IdempotencyOptions from(ConfigSection section) {
-    return new IdempotencyOptions()
-      .setRetentionSeconds(section.intValue("retentionSeconds", DEFAULT_RETENTION_SECONDS))
-      .setExpiryIntervalSeconds(section.intValue("expiryIntervalSeconds", DEFAULT_EXPIRY_INTERVAL_SECONDS))
-      .setMaxInFlight(section.intValue("maxInFlight", DEFAULT_MAX_IN_FLIGHT))
-      .setPoolSize(section.intValue("poolSize", DEFAULT_POOL_SIZE));
+  private IdempotencyOptions(ConfigSection section) {
+    retentionSeconds = section.get(RETENTION_SECONDS);
+    expiryIntervalSeconds = section.get(EXPIRY_INTERVAL_SECONDS);
+    maxInFlight = section.get(MAX_IN_FLIGHT);
+    poolSize = section.get(POOL_SIZE);
   }
 
-  public int getRetentionSeconds() {
-    return retentionSeconds;
+  static IdempotencyOptions from(ConfigSection section) {
+    return new IdempotencyOptions(section);
   }
 
   /** A repeat within this long (at least) is recognised; the expiry job deletes older keys. */
-  public IdempotencyOptions setRetentionSeconds(int retentionSeconds) {
-    this.retentionSeconds = Checks.range("idempotency.retentionSeconds", retentionSeconds, 60, 31_536_000);
-    return this;
+  public int getRetentionSeconds() {
+    return retentionSeconds;
   }
 
   public int getExpiryIntervalSeconds() {
     return expiryIntervalSeconds;
   }
 
-  public IdempotencyOptions setExpiryIntervalSeconds(int expiryIntervalSeconds) {
-    this.expiryIntervalSeconds = Checks.range("idempotency.expiryIntervalSeconds", expiryIntervalSeconds, 1, 86_400);
-    return this;
-  }
-
+  /** Keyed requests one ingest verticle writes at once; more get 503. */
   public int getMaxInFlight() {
     return maxInFlight;
   }
 
-  /** Keyed requests one ingest verticle writes at once; more get 503. */
-  public IdempotencyOptions setMaxInFlight(int maxInFlight) {
-    this.maxInFlight = Checks.range("idempotency.maxInFlight", maxInFlight, 1, 1_000_000);
-    return this;
-  }
-
+  /** Connections of each ingest verticle for keyed requests (they are not coalesced: one transaction each). */
   public int getPoolSize() {
     return poolSize;
-  }
-
-  /** Connections of each ingest verticle for keyed requests (they are not coalesced: one transaction each). */
-  public IdempotencyOptions setPoolSize(int poolSize) {
-    this.poolSize = Checks.range("idempotency.poolSize", poolSize, 1, 256);
-    return this;
   }
 }

@@ -1,47 +1,74 @@
 package io.countergateway.config;
 
 import java.util.regex.Pattern;
-import java.util.regex.PatternSyntaxException;
+
+import static io.countergateway.config.ConfigKey.INT;
+import static io.countergateway.config.ConfigKey.LONG;
+import static io.countergateway.config.ConfigKey.STRING;
+import static io.countergateway.config.ConfigKey.between;
+import static io.countergateway.config.ConfigKey.regex;
 
 /** What the gateway accepts from clients; everything outside these limits gets a 4xx and is not written. */
-public class LimitsOptions {
-  public static final int DEFAULT_MAX_BODY_BYTES = 1_048_576;
-  public static final int DEFAULT_MAX_ID_LENGTH = 255;
-  /** Letters, digits and a few URL-safe punctuation marks: enough for paths and composite ids like {@code repo:42}. */
+public final class LimitsOptions {
+  static final ConfigDef KEYS = ConfigDef.section("limits");
+  public static final ConfigKey<Integer> MAX_BODY_BYTES = KEYS.define("maxBodyBytes", INT, 1_048_576,
+    between(64, 64 * 1024 * 1024), "largest request body (413 above)");
+  /** At most 255: the record_id column's width. */
+  public static final ConfigKey<Integer> MAX_ID_LENGTH = KEYS.define("maxIdLength", INT, 255, between(1, 255),
+    "longest counter id (the `record_id` column's width)");
+  /**
+   * Letters, digits and a few URL-safe punctuation marks: enough for paths and composite ids like {@code repo:42}.
+   * A constant expression, so tests can name it in annotations.
+   */
   public static final String DEFAULT_ID_PATTERN = "[A-Za-z0-9._~:/@+=!,-]+";
-  public static final long DEFAULT_MIN_DELTA = -1_000_000;
-  public static final long DEFAULT_MAX_DELTA = 1_000_000;
-  public static final int DEFAULT_MAX_BATCH_INCREMENTS = 10_000;
-  public static final int DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
-  public static final int DEFAULT_MAX_READ_IDS = 1_000;
-  public static final int DEFAULT_MAX_HEADER_BYTES = 8_192;
-  public static final int DEFAULT_IDLE_TIMEOUT_SECONDS = 60;
+  public static final ConfigKey<String> ID_PATTERN = KEYS.define("idPattern", STRING, DEFAULT_ID_PATTERN, regex(),
+    "what a counter id may look like");
+  public static final ConfigKey<Long> MIN_DELTA = KEYS.define("minDelta", LONG, -1_000_000L,
+    between(-1_000_000_000_000L, 1_000_000_000_000L), "smallest delta of one increment; at most `maxDelta`");
+  public static final ConfigKey<Long> MAX_DELTA = KEYS.define("maxDelta", LONG, 1_000_000L,
+    between(-1_000_000_000_000L, 1_000_000_000_000L), "largest delta of one increment");
+  public static final ConfigKey<Integer> MAX_BATCH_INCREMENTS = KEYS.define("maxBatchIncrements", INT, 10_000,
+    between(1, 1_000_000), "increments in one batch request");
+  public static final ConfigKey<Integer> REQUEST_TIMEOUT_MS = KEYS.define("requestTimeoutMs", INT, 10_000,
+    between(10, 600_000), "how long a committing request waits before 503 (withdrawn) or 504 (outcome unknown)");
+  public static final ConfigKey<Integer> MAX_READ_IDS = KEYS.define("maxReadIds", INT, 1_000, between(1, 100_000),
+    "ids in one multi-counter read");
+  /** All request headers together; the request line may be half as long. */
+  public static final ConfigKey<Integer> MAX_HEADER_BYTES = KEYS.define("maxHeaderBytes", INT, 8_192,
+    between(1_024, 1_048_576), "all request headers together (431 above; the request line may be half as long, 414)");
+  /** So that half-sent requests cannot hold connections forever. */
+  public static final ConfigKey<Integer> IDLE_TIMEOUT_SECONDS = KEYS.define("idleTimeoutSeconds", INT, 60,
+    between(1, 3_600), "a connection that sends nothing for this long is closed");
 
-  private int maxBodyBytes = DEFAULT_MAX_BODY_BYTES;
-  private int maxIdLength = DEFAULT_MAX_ID_LENGTH;
-  private Pattern idPattern = Pattern.compile(DEFAULT_ID_PATTERN);
-  private long minDelta = DEFAULT_MIN_DELTA;
-  private long maxDelta = DEFAULT_MAX_DELTA;
-  private int maxBatchIncrements = DEFAULT_MAX_BATCH_INCREMENTS;
-  private int requestTimeoutMs = DEFAULT_REQUEST_TIMEOUT_MS;
-  private int maxReadIds = DEFAULT_MAX_READ_IDS;
-  private int maxHeaderBytes = DEFAULT_MAX_HEADER_BYTES;
-  private int idleTimeoutSeconds = DEFAULT_IDLE_TIMEOUT_SECONDS;
+  private final int maxBodyBytes;
+  private final int maxIdLength;
+  private final Pattern idPattern;
+  private final long minDelta;
+  private final long maxDelta;
+  private final int maxBatchIncrements;
+  private final int requestTimeoutMs;
+  private final int maxReadIds;
+  private final int maxHeaderBytes;
+  private final int idleTimeoutSeconds;
+
+  private LimitsOptions(ConfigSection section) {
+    maxBodyBytes = section.get(MAX_BODY_BYTES);
+    maxIdLength = section.get(MAX_ID_LENGTH);
+    idPattern = Pattern.compile(section.get(ID_PATTERN));
+    minDelta = section.get(MIN_DELTA);
+    maxDelta = section.get(MAX_DELTA);
+    maxBatchIncrements = section.get(MAX_BATCH_INCREMENTS);
+    requestTimeoutMs = section.get(REQUEST_TIMEOUT_MS);
+    maxReadIds = section.get(MAX_READ_IDS);
+    maxHeaderBytes = section.get(MAX_HEADER_BYTES);
+    idleTimeoutSeconds = section.get(IDLE_TIMEOUT_SECONDS);
+  }
 
   static LimitsOptions from(ConfigSection section) {
-    LimitsOptions options = new LimitsOptions()
-      .setMaxBodyBytes(section.intValue("maxBodyBytes", DEFAULT_MAX_BODY_BYTES))
-      .setMaxIdLength(section.intValue("maxIdLength", DEFAULT_MAX_ID_LENGTH))
-      .setIdPattern(section.stringValue("idPattern", DEFAULT_ID_PATTERN))
-      .setMinDelta(section.longValue("minDelta", DEFAULT_MIN_DELTA))
-      .setMaxDelta(section.longValue("maxDelta", DEFAULT_MAX_DELTA))
-      .setMaxBatchIncrements(section.intValue("maxBatchIncrements", DEFAULT_MAX_BATCH_INCREMENTS))
-      .setRequestTimeoutMs(section.intValue("requestTimeoutMs", DEFAULT_REQUEST_TIMEOUT_MS))
-      .setMaxReadIds(section.intValue("maxReadIds", DEFAULT_MAX_READ_IDS))
-      .setMaxHeaderBytes(section.intValue("maxHeaderBytes", DEFAULT_MAX_HEADER_BYTES))
-      .setIdleTimeoutSeconds(section.intValue("idleTimeoutSeconds", DEFAULT_IDLE_TIMEOUT_SECONDS));
+    LimitsOptions options = new LimitsOptions(section);
     if (options.minDelta > options.maxDelta) {
-      throw new ConfigException("limits.minDelta", "must not exceed limits.maxDelta (" + options.maxDelta + ")");
+      throw new ConfigException(section.key(MIN_DELTA), "must not exceed " + section.key(MAX_DELTA)
+        + " (" + options.maxDelta + ")");
     }
     return options;
   }
@@ -50,97 +77,42 @@ public class LimitsOptions {
     return maxBodyBytes;
   }
 
-  public LimitsOptions setMaxBodyBytes(int maxBodyBytes) {
-    this.maxBodyBytes = Checks.range("limits.maxBodyBytes", maxBodyBytes, 64, 64 * 1024 * 1024);
-    return this;
-  }
-
   public int getMaxIdLength() {
     return maxIdLength;
-  }
-
-  /** At most 255: the record_id column's width. */
-  public LimitsOptions setMaxIdLength(int maxIdLength) {
-    this.maxIdLength = Checks.range("limits.maxIdLength", maxIdLength, 1, 255);
-    return this;
   }
 
   public Pattern getIdPattern() {
     return idPattern;
   }
 
-  public LimitsOptions setIdPattern(String regex) {
-    try {
-      this.idPattern = Pattern.compile(Checks.notBlank("limits.idPattern", regex));
-    } catch (PatternSyntaxException e) {
-      throw new ConfigException("limits.idPattern", "is not a valid regular expression: " + e.getDescription());
-    }
-    return this;
-  }
-
   public long getMinDelta() {
     return minDelta;
-  }
-
-  public LimitsOptions setMinDelta(long minDelta) {
-    this.minDelta = Checks.range("limits.minDelta", minDelta, -1_000_000_000_000L, 1_000_000_000_000L);
-    return this;
   }
 
   public long getMaxDelta() {
     return maxDelta;
   }
 
-  public LimitsOptions setMaxDelta(long maxDelta) {
-    this.maxDelta = Checks.range("limits.maxDelta", maxDelta, -1_000_000_000_000L, 1_000_000_000_000L);
-    return this;
-  }
-
   public int getMaxBatchIncrements() {
     return maxBatchIncrements;
   }
 
-  public LimitsOptions setMaxBatchIncrements(int maxBatchIncrements) {
-    this.maxBatchIncrements = Checks.range("limits.maxBatchIncrements", maxBatchIncrements, 1, 1_000_000);
-    return this;
-  }
-
+  /** How long a committing request waits before it is answered 503 (withdrawn) or 504 (outcome unknown). */
   public int getRequestTimeoutMs() {
     return requestTimeoutMs;
-  }
-
-  /** How long a committing request waits before it is answered 503 (withdrawn) or 504 (outcome unknown). */
-  public LimitsOptions setRequestTimeoutMs(int requestTimeoutMs) {
-    this.requestTimeoutMs = Checks.range("limits.requestTimeoutMs", requestTimeoutMs, 10, 600_000);
-    return this;
   }
 
   public int getMaxReadIds() {
     return maxReadIds;
   }
 
-  public LimitsOptions setMaxReadIds(int maxReadIds) {
-    this.maxReadIds = Checks.range("limits.maxReadIds", maxReadIds, 1, 100_000);
-    return this;
-  }
-
+  /** All request headers together; the request line may be half as long. Larger requests get 431 / 414. */
   public int getMaxHeaderBytes() {
     return maxHeaderBytes;
   }
 
-  /** All request headers together; the request line may be half as long. Larger requests get 431 / 414. */
-  public LimitsOptions setMaxHeaderBytes(int maxHeaderBytes) {
-    this.maxHeaderBytes = Checks.range("limits.maxHeaderBytes", maxHeaderBytes, 1_024, 1_048_576);
-    return this;
-  }
-
+  /** A connection that sends nothing for this long is closed, so half-sent requests cannot hold connections forever. */
   public int getIdleTimeoutSeconds() {
     return idleTimeoutSeconds;
-  }
-
-  /** A connection that sends nothing for this long is closed, so half-sent requests cannot hold connections forever. */
-  public LimitsOptions setIdleTimeoutSeconds(int idleTimeoutSeconds) {
-    this.idleTimeoutSeconds = Checks.range("limits.idleTimeoutSeconds", idleTimeoutSeconds, 1, 3_600);
-    return this;
   }
 }

@@ -1,35 +1,39 @@
 package io.countergateway.config;
 
+import io.vertx.core.json.JsonObject;
+
+import static io.countergateway.config.ConfigKey.any;
+import static io.countergateway.config.ConfigKey.choice;
+
 /** How the gateway writes its log: readable lines, or one JSON object per line for log shippers. */
-public class LoggingOptions {
+public final class LoggingOptions {
   public enum Format { TEXT, JSON }
 
-  private Format format = Format.TEXT;
-  private String level = "info";
+  static final ConfigDef KEYS = ConfigDef.section("logging");
+  public static final ConfigKey<String> FORMAT = KEYS.define("format", choice("text", "json"), "text", any(),
+    "`json`: one JSON object per line for log shippers");
+  public static final ConfigKey<String> LEVEL = KEYS.define("level", choice("trace", "debug", "info", "warn", "error"),
+    "info", any(), "level of the gateway's own loggers (`io.countergateway`)");
+
+  private final Format format;
+  private final String level;
+
+  private LoggingOptions(ConfigSection section) {
+    format = section.get(FORMAT).equals("json") ? Format.JSON : Format.TEXT;
+    level = section.get(LEVEL);
+  }
 
   static LoggingOptions from(ConfigSection section) {
-    LoggingOptions options = new LoggingOptions();
-    String format = section.stringValue("format", "text").strip().toLowerCase();
-    options.format = switch (format) {
-      case "text" -> Format.TEXT;
-      case "json" -> Format.JSON;
-      default -> throw new ConfigException(section.key("format"), "must be text or json, got '" + format + "'");
-    };
-    String level = section.stringValue("level", "info").strip().toLowerCase();
-    if (!level.matches("trace|debug|info|warn|error")) {
-      throw new ConfigException(section.key("level"), "must be one of trace, debug, info, warn, error, got '" + level + "'");
-    }
-    options.level = level;
-    return options;
+    return new LoggingOptions(section);
+  }
+
+  /** Options from a mapping as the file's {@code logging} section would hold it; empty for the defaults. */
+  public static LoggingOptions fromJson(JsonObject json) {
+    return ConfigSection.read(json, KEYS.pattern(), LoggingOptions::from);
   }
 
   public Format getFormat() {
     return format;
-  }
-
-  public LoggingOptions setFormat(Format format) {
-    this.format = format;
-    return this;
   }
 
   /** The level of the gateway's own loggers ({@code io.countergateway}). */

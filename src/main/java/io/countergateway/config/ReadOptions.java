@@ -1,35 +1,33 @@
 package io.countergateway.config;
 
-/** How reads are served. */
-public class ReadOptions {
-  public static final int DEFAULT_INSTANCES = 1;
-  public static final int DEFAULT_CACHE_MILLIS = 0;
+import static io.countergateway.config.ConfigKey.INT;
+import static io.countergateway.config.ConfigKey.between;
 
-  private int instances = DEFAULT_INSTANCES;
-  private int cacheMillis = DEFAULT_CACHE_MILLIS;
+/** How reads are served. */
+public final class ReadOptions {
+  static final ConfigDef KEYS = ConfigDef.section("reads");
+  public static final ConfigKey<Integer> INSTANCES = KEYS.define("instances", INT, 1, between(1, 64), "read verticles");
+  public static final ConfigKey<Integer> CACHE_MILLIS = KEYS.define("cacheMillis", INT, 0, between(0, 3_600_000),
+    "a read may be served from a value this many ms old (reads may then lag a commit); 0 always asks the database");
+
+  private final int instances;
+  private final int cacheMillis;
+
+  private ReadOptions(ConfigSection section) {
+    instances = section.get(INSTANCES);
+    cacheMillis = section.get(CACHE_MILLIS);
+  }
 
   static ReadOptions from(ConfigSection section) {
-    return new ReadOptions()
-      .setInstances(section.intValue("instances", DEFAULT_INSTANCES))
-      .setCacheMillis(section.intValue("cacheMillis", DEFAULT_CACHE_MILLIS));
+    return new ReadOptions(section);
   }
 
   public int getInstances() {
     return instances;
   }
 
-  public ReadOptions setInstances(int instances) {
-    this.instances = Checks.range("reads.instances", instances, 1, 64);
-    return this;
-  }
-
+  /** A read may be served from a value this many milliseconds old; 0 always asks the database. */
   public int getCacheMillis() {
     return cacheMillis;
-  }
-
-  /** A read may be served from a value this many milliseconds old; 0 always asks the database. */
-  public ReadOptions setCacheMillis(int cacheMillis) {
-    this.cacheMillis = Checks.range("reads.cacheMillis", cacheMillis, 0, 3_600_000);
-    return this;
   }
 }

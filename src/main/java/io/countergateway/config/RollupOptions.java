@@ -1,35 +1,60 @@
 package io.countergateway.config;
 
+import io.vertx.core.json.JsonObject;
+
+import static io.countergateway.config.ConfigKey.INT;
+import static io.countergateway.config.ConfigKey.STRING;
+import static io.countergateway.config.ConfigKey.between;
+import static io.countergateway.config.ConfigKey.identifier;
+import static io.countergateway.config.ConfigKey.notBlank;
+
 /**
  * One roll-up: every {@code intervalSeconds}, the counters of {@code namespace} changed since the last run get
  * {@code valueColumn = SUM(slots)} on the row of the application's {@code table} whose {@code keyColumn} equals the
  * counter id.
  */
-public class RollupOptions {
-  public static final int DEFAULT_INTERVAL_SECONDS = 10;
-  public static final int DEFAULT_BATCH_SIZE = 1000;
+public final class RollupOptions {
+  static final ConfigDef KEYS = ConfigDef.section("rollups[]");
+  public static final ConfigKey<String> NAMESPACE = KEYS.defineRequired("namespace", STRING, notBlank(),
+    "the declared plain namespace whose totals are copied (one roll-up per namespace)");
+  public static final ConfigKey<String> TABLE = KEYS.defineRequired("table", STRING, identifier(),
+    "your table that receives the totals");
+  public static final ConfigKey<String> KEY_COLUMN = KEYS.defineRequired("keyColumn", STRING, identifier(),
+    "its column holding the counter id");
+  public static final ConfigKey<String> VALUE_COLUMN = KEYS.defineRequired("valueColumn", STRING, identifier(),
+    "its column set to the counter's total");
+  public static final ConfigKey<Integer> INTERVAL_SECONDS = KEYS.define("intervalSeconds", INT, 10, between(1, 86_400),
+    "how often changed counters are rolled up");
+  /** Their slot rows are locked for the transaction's few milliseconds. */
+  public static final ConfigKey<Integer> BATCH_SIZE = KEYS.define("batchSize", INT, 1000, between(1, 10_000),
+    "counters per roll-up transaction");
+  public static final int DEFAULT_BATCH_SIZE = BATCH_SIZE.defaultValue();
 
   private final String key;
-  private String namespace;
-  private String table;
-  private String keyColumn;
-  private String valueColumn;
-  private int intervalSeconds = DEFAULT_INTERVAL_SECONDS;
-  private int batchSize = DEFAULT_BATCH_SIZE;
+  private final String namespace;
+  private final String table;
+  private final String keyColumn;
+  private final String valueColumn;
+  private final int intervalSeconds;
+  private final int batchSize;
 
-  /** {@code key} is where it was configured, e.g. {@code rollups[0]}, for messages. */
-  public RollupOptions(String key) {
-    this.key = key;
+  private RollupOptions(ConfigSection section) {
+    key = section.path();
+    namespace = section.get(NAMESPACE);
+    table = section.get(TABLE);
+    keyColumn = section.get(KEY_COLUMN);
+    valueColumn = section.get(VALUE_COLUMN);
+    intervalSeconds = section.get(INTERVAL_SECONDS);
+    batchSize = section.get(BATCH_SIZE);
   }
 
   static RollupOptions from(ConfigSection section) {
-    return new RollupOptions(section.path())
-      .setNamespace(section.stringValue("namespace", null))
-      .setTable(section.stringValue("table", null))
-      .setKeyColumn(section.stringValue("keyColumn", null))
-      .setValueColumn(section.stringValue("valueColumn", null))
-      .setIntervalSeconds(section.intValue("intervalSeconds", DEFAULT_INTERVAL_SECONDS))
-      .setBatchSize(section.intValue("batchSize", DEFAULT_BATCH_SIZE));
+    return new RollupOptions(section);
+  }
+
+  /** A roll-up from a mapping as the file's {@code rollups[0]} would hold it (tests, tools). */
+  public static RollupOptions fromJson(JsonObject json) {
+    return ConfigSection.read(json, "rollups[0]", RollupOptions::from);
   }
 
   /** Where this roll-up was configured, e.g. {@code rollups[0]}. */
@@ -46,54 +71,24 @@ public class RollupOptions {
     return namespace;
   }
 
-  public RollupOptions setNamespace(String namespace) {
-    this.namespace = Checks.notBlank(key + ".namespace", namespace);
-    return this;
-  }
-
   public String getTable() {
     return table;
-  }
-
-  public RollupOptions setTable(String table) {
-    this.table = Checks.identifier(key + ".table", table);
-    return this;
   }
 
   public String getKeyColumn() {
     return keyColumn;
   }
 
-  public RollupOptions setKeyColumn(String keyColumn) {
-    this.keyColumn = Checks.identifier(key + ".keyColumn", keyColumn);
-    return this;
-  }
-
   public String getValueColumn() {
     return valueColumn;
-  }
-
-  public RollupOptions setValueColumn(String valueColumn) {
-    this.valueColumn = Checks.identifier(key + ".valueColumn", valueColumn);
-    return this;
   }
 
   public int getIntervalSeconds() {
     return intervalSeconds;
   }
 
-  public RollupOptions setIntervalSeconds(int intervalSeconds) {
-    this.intervalSeconds = Checks.range(key + ".intervalSeconds", intervalSeconds, 1, 86_400);
-    return this;
-  }
-
+  /** Counters per roll-up transaction: their slot rows are locked for its few milliseconds. */
   public int getBatchSize() {
     return batchSize;
-  }
-
-  /** Counters per roll-up transaction: their slot rows are locked for its few milliseconds. */
-  public RollupOptions setBatchSize(int batchSize) {
-    this.batchSize = Checks.range(key + ".batchSize", batchSize, 1, 10_000);
-    return this;
   }
 }

@@ -1,33 +1,35 @@
 package io.countergateway.config;
 
+import static io.countergateway.config.ConfigKey.INT;
+import static io.countergateway.config.ConfigKey.between;
+
 /**
  * {@code uniques}: how the distinct-visitor sketches of {@code unique: true} namespaces are kept. {@code lgK} sets a
  * sketch's 2^lgK registers: 12 (the default) gives a relative standard error of about 1.6 % (3.2 % at two sigmas)
  * in 2 KiB per stored sketch; each step up divides the error by √2 and doubles the bytes.
  */
 public final class UniquesOptions {
-  public static final int DEFAULT_LG_K = 12;
-  public static final int DEFAULT_FLUSH_INTERVAL_MS = 1_000;
-  public static final int DEFAULT_MAX_PENDING_SKETCHES = 10_000;
+  static final ConfigDef KEYS = ConfigDef.section("uniques");
+  public static final ConfigKey<Integer> LG_K = KEYS.define("lgK", INT, 12, between(4, 21),
+    "sketch size: 2^lgK registers, error ≈ 1.04/√2^lgK (12: ~1.6 % in 2 KiB per sketch row)");
+  public static final ConfigKey<Integer> FLUSH_INTERVAL_MS = KEYS.define("flushIntervalMs", INT, 1_000,
+    between(10, 60_000), "how often each ingest verticle merges its sketches into `<table>_uniques`");
+  /** See the README on what happens when full. */
+  public static final ConfigKey<Integer> MAX_PENDING_SKETCHES = KEYS.define("maxPendingSketches", INT, 10_000,
+    between(1, 1_000_000), "counter-buckets one ingest verticle may hold sketches for between merges");
 
   private final int lgK;
   private final int flushIntervalMs;
   private final int maxPendingSketches;
 
-  public UniquesOptions(int lgK, int flushIntervalMs, int maxPendingSketches) {
-    this.lgK = Checks.range("uniques.lgK", lgK, 4, 21);
-    this.flushIntervalMs = Checks.range("uniques.flushIntervalMs", flushIntervalMs, 10, 60_000);
-    this.maxPendingSketches = Checks.range("uniques.maxPendingSketches", maxPendingSketches, 1, 1_000_000);
+  private UniquesOptions(ConfigSection section) {
+    lgK = section.get(LG_K);
+    flushIntervalMs = section.get(FLUSH_INTERVAL_MS);
+    maxPendingSketches = section.get(MAX_PENDING_SKETCHES);
   }
 
   static UniquesOptions from(ConfigSection section) {
-    return new UniquesOptions(section.intValue("lgK", DEFAULT_LG_K),
-      section.intValue("flushIntervalMs", DEFAULT_FLUSH_INTERVAL_MS),
-      section.intValue("maxPendingSketches", DEFAULT_MAX_PENDING_SKETCHES));
-  }
-
-  public static UniquesOptions defaults() {
-    return new UniquesOptions(DEFAULT_LG_K, DEFAULT_FLUSH_INTERVAL_MS, DEFAULT_MAX_PENDING_SKETCHES);
+    return new UniquesOptions(section);
   }
 
   public int getLgK() {

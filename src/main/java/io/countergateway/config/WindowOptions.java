@@ -3,15 +3,30 @@ package io.countergateway.config;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Locale;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
+
+import static io.countergateway.config.ConfigKey.DURATION;
+import static io.countergateway.config.ConfigKey.INT;
+import static io.countergateway.config.ConfigKey.any;
+import static io.countergateway.config.ConfigKey.atMost;
+import static io.countergateway.config.ConfigKey.between;
+import static io.countergateway.config.ConfigKey.choice;
 
 /**
  * A windowed namespace's buckets: {@code namespaces.<name>.window}. Increments land in the bucket (UTC minute, hour
  * or day) of the instant they are taken; buckets older than the retention are deleted by the retention job.
  */
 public final class WindowOptions {
-  private static final Pattern DURATION = Pattern.compile("(\\d{1,9})([smhd])");
+  static final ConfigDef KEYS = ConfigDef.section("namespaces.<name>.window");
+  public static final ConfigKey<String> BUCKET = KEYS.defineRequired("bucket", choice("minute", "hour", "day"), any(),
+    "a windowed namespace's bucket (UTC, from the epoch); increments land in the bucket of the instant they are taken");
+  public static final ConfigKey<Duration> RETENTION = KEYS.define("retention", DURATION, Duration.ofDays(30),
+    atMost(Duration.ofDays(3_660)), "buckets older than this are deleted; at least one bucket");
+  public static final ConfigKey<Duration> MAX_FUTURE_SKEW = KEYS.define("maxFutureSkew", DURATION, Duration.ofMinutes(5),
+    atMost(Duration.ofDays(1)), "how far ahead of the gateway's clock an explicit `at` may be");
+  public static final ConfigKey<Integer> MAX_RANGE_BUCKETS = KEYS.define("maxRangeBuckets", INT, 1_000,
+    between(1, 1_000_000), "widest range, in buckets, one read may ask for");
+  public static final ConfigKey<Integer> EXPIRY_INTERVAL_SECONDS = KEYS.define("expiryIntervalSeconds", INT, 60,
+    between(1, 86_400), "how often the retention job looks for expired buckets");
 
   /** A bucket's length; buckets start at whole UTC minutes, hours or days since the epoch. */
   public enum Bucket {
@@ -44,44 +59,14 @@ public final class WindowOptions {
   }
 
   static WindowOptions from(ConfigSection section) {
-    String bucketText = section.stringValue("bucket", null);
-    if (bucketText == null) {
-      throw new ConfigException(section.key("bucket"), "is required: minute, hour or day");
+    Bucket bucket = Bucket.valueOf(section.get(BUCKET).toUpperCase(Locale.ROOT));
+    Duration retention = section.get(RETENTION);
+    if (retention.getSeconds() < bucket.seconds) {
+      throw new ConfigException(section.key(RETENTION), "must be at least one bucket (" + bucket.label()
+        + "), got " + ConfigKey.durationText(retention));
     }
-    Bucket bucket;
-    try {
-      bucket = Bucket.valueOf(bucketText.trim().toUpperCase(Locale.ROOT));
-    } catch (IllegalArgumentException e) {
-      throw new ConfigException(section.key("bucket"), "must be minute, hour or day, got '" + bucketText + "'");
-    }
-    Duration retention = duration(section, "retention", "30d");
-    if (retention.getSeconds() < bucket.seconds || retention.getSeconds() > 3_660L * 86_400) {
-      throw new ConfigException(section.key("retention"), "must be at least one bucket (" + bucket.label()
-        + ") and at most 3660d, got " + section.stringValue("retention", "30d"));
-    }
-    Duration skew = duration(section, "maxFutureSkew", "5m");
-    if (skew.toDays() > 1) {
-      throw new ConfigException(section.key("maxFutureSkew"), "must be at most 1d, got " + section.stringValue("maxFutureSkew", ""));
-    }
-    int maxRangeBuckets = section.intValue("maxRangeBuckets", 1_000, 1, 1_000_000);
-    int expiryInterval = section.intValue("expiryIntervalSeconds", 60, 1, 86_400);
-    return new WindowOptions(bucket, retention, skew, maxRangeBuckets, expiryInterval);
-  }
-
-  /** {@code 90s}, {@code 5m}, {@code 24h}, {@code 30d}. */
-  private static Duration duration(ConfigSection section, String name, String defaultValue) {
-    String text = section.stringValue(name, defaultValue).trim();
-    Matcher matcher = DURATION.matcher(text);
-    if (!matcher.matches()) {
-      throw new ConfigException(section.key(name), "must be a whole number followed by s, m, h or d (e.g. 30d), got '" + text + "'");
-    }
-    long amount = Long.parseLong(matcher.group(1));
-    return switch (matcher.group(2)) {
-      case "s" -> Duration.ofSeconds(amount);
-      case "m" -> Duration.ofMinutes(amount);
-      case "h" -> Duration.ofHours(amount);
-      default -> Duration.ofDays(amount);
-    };
+    return new WindowOptions(bucket, retention, section.get(MAX_FUTURE_SKEW), section.get(MAX_RANGE_BUCKETS),
+      section.get(EXPIRY_INTERVAL_SECONDS));
   }
 
   public Bucket getBucket() {

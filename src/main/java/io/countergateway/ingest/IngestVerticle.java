@@ -71,7 +71,7 @@ public class IngestVerticle extends VerticleBase {
     consumer = vertx.eventBus().consumer(Addresses.INCREMENT,
       new IncrementConsumer(writes, services.rules(), config.getLimits().getMaxBatchIncrements()));
     HttpServerOptions options = new HttpServerOptions()
-      .setHost(config.getHttp().getHost()).setPort(config.getHttp().getPort())
+      .setHost(config.getHttp().getHost()).setPort(config.getHttp().listenPort())
       .setTcpNoDelay(true).setCompressionSupported(false)
       .setMaxHeaderSize(config.getLimits().getMaxHeaderBytes())
       .setMaxInitialLineLength(Math.max(512, config.getLimits().getMaxHeaderBytes() / 2))
@@ -83,6 +83,11 @@ public class IngestVerticle extends VerticleBase {
         .invalidRequestHandler(HttpApi.invalidRequestHandler(meters))
         .listen())
       .onSuccess(listening -> server = listening);
+  }
+
+  /** The port this verticle's HTTP server is bound to, once started. */
+  public int actualPort() {
+    return server.actualPort();
   }
 
   /** Stops intake, answers the requests in flight, writes everything held, then closes the pools. */

@@ -61,7 +61,8 @@ class ClusterThroughputTest {
     List<String> members = List.of("127.0.0.1:" + gatewayPort, "127.0.0.1:" + clientPort);
     try (GatewayProcess remote = GatewayProcess.start("throughput-gateway", GatewayFixture.baseConfig(database, "bus_remote")
       .put("cluster", new JsonObject().put("enabled", true).put("port", gatewayPort).put("members", members)))) {
-      Vertx client = await(EventBusCluster.join(new ClusterOptions().setEnabled(true).setPort(clientPort).setMembers(members)));
+      Vertx client = await(EventBusCluster.join(ClusterOptions.fromJson(new JsonObject().put("enabled", true)
+        .put("port", clientPort).put("members", new JsonArray(members)))));
       remote.awaitListening(Duration.ofSeconds(90));
       table.add(measure("second JVM, clustered bus", new CounterClient(client), client, database, "bus_remote"));
       client.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);

@@ -9,6 +9,7 @@ import io.countergateway.testing.GatewayProcess;
 import io.countergateway.testing.TestDatabases;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.pgclient.PgBuilder;
 import io.vertx.pgclient.PgConnectOptions;
@@ -59,8 +60,8 @@ class ClusteredEventBusTest {
         .put("cluster", clusterConfig(ports.get(i), members));
       gateways.add(GatewayProcess.start("cluster-gateway-" + i, config));
     }
-    ClusterOptions client = new ClusterOptions().setEnabled(true).setPort(ports.get(2)).setMembers(members)
-      .setMemberTimeoutSeconds(3);
+    ClusterOptions client = ClusterOptions.fromJson(new JsonObject().put("enabled", true).put("port", ports.get(2))
+      .put("members", new JsonArray(members)).put("memberTimeoutSeconds", 3));
     vertx = await(EventBusCluster.join(client));
     gateways.forEach(gateway -> gateway.awaitListening(Duration.ofSeconds(90)));
     counters = new CounterClient(vertx, CLIENT_TIMEOUT_MS);

@@ -5,6 +5,7 @@ import com.hazelcast.config.JoinConfig;
 import io.countergateway.config.ClusterOptions;
 import io.countergateway.config.ConfigException;
 import io.countergateway.config.GatewayConfig;
+import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -19,8 +20,8 @@ class EventBusClusterTest {
   @Test
   @DisplayName("members join over TCP on the listed addresses only: never multicast, never auto-detection")
   void tcpJoin() {
-    Config config = EventBusCluster.hazelcastConfig(new ClusterOptions().setEnabled(true).setHost("10.0.0.5").setPort(5801)
-      .setMembers(List.of("10.0.0.6:5801", "10.0.0.7")));
+    Config config = EventBusCluster.hazelcastConfig(ClusterOptions.fromJson(new JsonObject().put("enabled", true).put("host", "10.0.0.5")
+      .put("port", 5801).put("members", new JsonArray(List.of("10.0.0.6:5801", "10.0.0.7")))));
     JoinConfig join = config.getNetworkConfig().getJoin();
     assertThat(join.getMulticastConfig().isEnabled()).isFalse();
     assertThat(join.getAutoDetectionConfig().isEnabled()).isFalse();
@@ -37,8 +38,8 @@ class EventBusClusterTest {
   @Test
   @DisplayName("in Kubernetes, members find each other through a headless service's DNS name, without API permissions")
   void kubernetesJoin() {
-    Config config = EventBusCluster.hazelcastConfig(new ClusterOptions().setEnabled(true).setJoin(ClusterOptions.Join.KUBERNETES)
-      .setKubernetesServiceDns("counter-gateway-cluster.prod.svc.cluster.local"));
+    Config config = EventBusCluster.hazelcastConfig(ClusterOptions.fromJson(new JsonObject().put("enabled", true).put("join", "kubernetes")
+      .put("kubernetesServiceDns", "counter-gateway-cluster.prod.svc.cluster.local")));
     JoinConfig join = config.getNetworkConfig().getJoin();
     assertThat(join.getTcpIpConfig().isEnabled()).isFalse();
     assertThat(join.getMulticastConfig().isEnabled()).isFalse();

@@ -34,7 +34,7 @@ class WindowOptionsTest {
 
   @ParameterizedTest(name = "{0}")
   @CsvSource(delimiter = '|', value = {
-    "{\"bucket\":\"week\"}|namespaces.views.window.bucket: must be minute, hour or day",
+    "{\"bucket\":\"week\"}|namespaces.views.window.bucket: must be one of minute, hour, day",
     "{\"retention\":\"30d\"}|namespaces.views.window.bucket: is required",
     "{\"bucket\":\"day\",\"retention\":\"2h\"}|namespaces.views.window.retention: must be at least one bucket",
     "{\"bucket\":\"hour\",\"retention\":\"thirty days\"}|namespaces.views.window.retention: must be a whole number followed by",

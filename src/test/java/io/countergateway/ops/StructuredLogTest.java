@@ -27,7 +27,7 @@ class StructuredLogTest {
 
   @AfterEach
   void backToStandardOutput() {
-    LogSetup.apply(new LoggingOptions());
+    LogSetup.apply(LoggingOptions.fromJson(new JsonObject()));
   }
 
   @Test
@@ -63,7 +63,7 @@ class StructuredLogTest {
   @Test
   @DisplayName("text format keeps the event's fields as key=value pairs")
   void textLines() {
-    LogSetup.apply(new LoggingOptions(), out);
+    LogSetup.apply(LoggingOptions.fromJson(new JsonObject()), out);
     new GatewayState().writerFailing(true);
     assertThat(text()).contains(" WARN ").contains("database outage").contains("event=\"database_outage_start\"");
   }
@@ -97,7 +97,7 @@ class StructuredLogTest {
   }
 
   private void logJson() {
-    LogSetup.apply(new LoggingOptions().setFormat(LoggingOptions.Format.JSON), out);
+    LogSetup.apply(LoggingOptions.fromJson(new JsonObject().put("format", "json")), out);
   }
 
   private static JsonObject event(List<JsonObject> lines, String name) {

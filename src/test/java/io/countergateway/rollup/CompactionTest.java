@@ -9,6 +9,7 @@ import io.countergateway.testing.DirectSql;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
 import io.vertx.junit5.VertxExtension;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
@@ -52,7 +53,7 @@ class CompactionTest {
     }
 
     Compaction compaction = new Compaction(sql, postgres, table,
-      new CompactionOptions().setEnabled(true).setIdleSeconds(60).setBatchSize(10), new SimpleMeterRegistry());
+      CompactionOptions.fromJson(new JsonObject().put("enabled", true).put("idleSeconds", 60).put("batchSize", 10)), new SimpleMeterRegistry());
     Future<Compaction.Run> folding = compaction.runOnce();
     // even counters get increments while the fold runs, on existing and on new slots
     int flushes = 0;

@@ -8,6 +8,7 @@ import io.countergateway.store.SqlStores;
 import io.countergateway.testing.DirectSql;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
@@ -28,11 +29,8 @@ import static io.countergateway.testing.GatewayFixture.await;
 class RollupMeasurement {
 
   private static DatabaseOptions machineDatabase(String database, String table) {
-    return database.equals("postgres")
-      ? new DatabaseOptions().setKind(DatabaseOptions.Kind.POSTGRES).setHost("127.0.0.1").setPort(5432).setName("test")
-        .setUser("postgres").setTable(table)
-      : new DatabaseOptions().setKind(DatabaseOptions.Kind.MYSQL).setHost("127.0.0.1").setPort(3306).setName("test")
-        .setUser("root").setTable(table);
+    return DatabaseOptions.fromJson(new JsonObject().put("kind", database.equals("postgres") ? "postgres" : "mysql")
+      .put("host", "127.0.0.1").put("name", "test").put("table", table));
   }
 
   @ParameterizedTest(name = "on {0}")
@@ -58,8 +56,8 @@ class RollupMeasurement {
       await(sql.query(postgres ? "ANALYZE" : "ANALYZE TABLE " + table).execute());
 
       for (int batchSize : new int[] {1000, 200}) {
-        RollupOptions rollupOptions = new RollupOptions("rollups[0]").setNamespace("downloads").setTable("measure_repos")
-          .setKeyColumn("id").setValueColumn("download_count").setBatchSize(batchSize);
+        RollupOptions rollupOptions = RollupOptions.fromJson(new JsonObject().put("namespace", "downloads")
+          .put("table", "measure_repos").put("keyColumn", "id").put("valueColumn", "download_count").put("batchSize", batchSize));
         RollupSql rollupSql = postgres ? RollupSql.postgres(table, rollupOptions, true) : RollupSql.mysql(table, rollupOptions, true);
         Rollup rollup = new Rollup(sql, table, rollupOptions, rollupSql, new RollupMetrics(new SimpleMeterRegistry(), "downloads"));
         await(sql.query("UPDATE " + table + " SET dirty = TRUE" + (postgres ? "" : ", written_at = written_at")).execute());
@@ -74,7 +72,7 @@ class RollupMeasurement {
       }
       long rowsBefore = DirectSql.longValue(sql, "SELECT COUNT(*) FROM " + table);
       Compaction compaction = new Compaction(sql, postgres, table,
-        new CompactionOptions().setEnabled(true).setIdleSeconds(60).setBatchSize(100), new SimpleMeterRegistry());
+        CompactionOptions.fromJson(new JsonObject().put("enabled", true).put("idleSeconds", 60).put("batchSize", 100)), new SimpleMeterRegistry());
       long started = System.nanoTime();
       Compaction.Run run = await(compaction.runOnce());
       System.out.printf("%s compaction: %d counters folded, %d -> %d rows in %.2f s%n", database, run.counters(), rowsBefore,

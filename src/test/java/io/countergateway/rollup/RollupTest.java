@@ -64,8 +64,8 @@ class RollupTest {
   }
 
   static RollupOptions options(Tables tables, int batchSize) {
-    return new RollupOptions("rollups[0]").setNamespace(NAMESPACE).setTable(tables.app()).setKeyColumn("id")
-      .setValueColumn("download_count").setIntervalSeconds(1).setBatchSize(batchSize);
+    return RollupOptions.fromJson(new JsonObject().put("namespace", NAMESPACE).put("table", tables.app())
+      .put("keyColumn", "id").put("valueColumn", "download_count").put("intervalSeconds", 1).put("batchSize", batchSize));
   }
 
   static Rollup rollup(Pool pool, String database, Tables tables, int batchSize) {

@@ -25,10 +25,7 @@ class CounterStoreTest {
 
   private static CounterStore store(Vertx vertx, String database) {
     JsonObject db = database.equals("postgres") ? TestDatabases.postgres() : TestDatabases.mariadb();
-    DatabaseOptions options = new DatabaseOptions()
-      .setKind(database.equals("postgres") ? DatabaseOptions.Kind.POSTGRES : DatabaseOptions.Kind.MYSQL)
-      .setHost(db.getString("host")).setPort(db.getInteger("port")).setName(db.getString("name"))
-      .setUser(db.getString("user")).setPassword(db.getString("password")).setTable("store_counters");
+    DatabaseOptions options = DatabaseOptions.fromJson(db.copy().put("table", "store_counters"));
     CounterStore store = SqlStores.create(vertx, options, 2, 10_000);
     await(store.createSchema());
     return store;

@@ -3,11 +3,11 @@ package io.countergateway.store;
 import io.countergateway.store.Flush;
 import io.countergateway.store.FlushRow;
 import io.countergateway.config.NamespaceOptions;
-import io.countergateway.config.WindowOptions;
 import io.countergateway.testing.DirectSql;
 import io.countergateway.testing.SettableClock;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
 import io.vertx.junit5.VertxExtension;
 import io.vertx.sqlclient.Pool;
 import org.junit.jupiter.api.DisplayName;
@@ -16,7 +16,6 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 import java.math.BigInteger;
-import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -86,8 +85,9 @@ class WindowedStoreTest {
     await(store.write(new Flush("rtest-" + UUID.randomUUID().toString().substring(0, 8) + ":1",
       List.of(new FlushRow("other", "id0", (short) 0, 1, TEN - 47 * HOUR)))));
 
-    NamespaceOptions namespace = new NamespaceOptions(type).setWindow(
-      new WindowOptions(WindowOptions.Bucket.HOUR, Duration.ofHours(24), Duration.ofMinutes(5), 100, 60));
+    NamespaceOptions namespace = NamespaceOptions.fromJson(type, new JsonObject().put("window", new JsonObject()
+      .put("bucket", "hour").put("retention", "24h").put("maxFutureSkew", "5m").put("maxRangeBuckets", 100)
+      .put("expiryIntervalSeconds", 60)));
     SettableClock clock = new SettableClock(Instant.ofEpochSecond(TEN + HOUR / 2));
     SimpleMeterRegistry registry = new SimpleMeterRegistry();
     Pool pool = DirectSql.pool(vertx, database);

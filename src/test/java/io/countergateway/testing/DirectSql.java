@@ -27,11 +27,7 @@ public final class DirectSql {
 
   /** The gateway's database options for the test database, with the counters in {@code table}. */
   public static DatabaseOptions options(String database, String table) {
-    JsonObject db = config(database);
-    return new DatabaseOptions()
-      .setKind(database.equals("postgres") ? DatabaseOptions.Kind.POSTGRES : DatabaseOptions.Kind.MYSQL)
-      .setHost(db.getString("host")).setPort(db.getInteger("port")).setName(db.getString("name"))
-      .setUser(db.getString("user")).setPassword(db.getString("password")).setTable(table);
+    return DatabaseOptions.fromJson(config(database).copy().put("table", table));
   }
 
   public static Pool pool(Vertx vertx, String database) {
