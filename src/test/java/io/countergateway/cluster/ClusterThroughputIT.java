@@ -33,7 +33,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * Event-bus increments/s through {@link CounterClient}, from the gateway's own JVM and from a second JVM over the
  * clustered bus, in one run. A measurement, not a check of speed, so opt-in:
- * {@code mvn test -Dtest=ClusterThroughputTest -Dthroughput=true}; the figures go to the test's output.
+ * {@code mvn verify -Dit.test=ClusterThroughputIT -Dthroughput=true}; the figures go to the test's output.
  */
 @EnabledIfSystemProperty(named = "throughput", matches = "true")
 class ClusterThroughputIT {

@@ -37,7 +37,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * Three gateway processes on one database (PostgreSQL, then MariaDB), committing increments through all three while each is stopped with
  * SIGTERM and started again in turn. About 100 s per database of six JVM starts on two cores, so opt-in:
- * {@code mvn test -Dtest=RollingRestartTest -Drolling=true}.
+ * {@code mvn verify -Dit.test=RollingRestartIT -Drolling=true}.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @EnabledIfSystemProperty(named = "rolling", matches = "true")

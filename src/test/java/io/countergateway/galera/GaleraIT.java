@@ -27,7 +27,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 /**
  * A 3-node MariaDB Galera cluster on loopback ({@code src/galera/galera-cluster.sh}), one gateway replica per node,
  * all committing increments of one hot counter: with lanes, and in a control run where every replica writes the
- * same single slot. Opt-in: {@code mvn test -Pgalera}; skipped where mariadbd or galera-4 is missing.
+ * same single slot. Opt-in: {@code mvn verify -Pgalera}; skipped where mariadbd or galera-4 is missing.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @EnabledIfSystemProperty(named = "galera", matches = "true")
