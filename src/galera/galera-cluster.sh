@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A 3-node MariaDB Galera cluster on loopback, from Debian's galera-4 and the machine's mariadbd: three data
-# directories and ports under one directory. For the opt-in tests (mvn test -Pgalera) and for trying things out.
+# directories and ports under one directory. For the opt-in tests (mvn verify -Pgalera) and for trying things out.
 #   src/galera/galera-cluster.sh start [DIR]   # default DIR target/galera; prints the SQL ports when ready
 #   src/galera/galera-cluster.sh stop  [DIR]
 # Node i (1..3) serves SQL on 127.0.0.1:$((BASE_PORT + i)) (BASE_PORT 3310), group communication on 45i7, IST on

@@ -1,0 +1,11 @@
+package io.countergateway.faults;
+
+import org.junit.jupiter.api.DisplayName;
+
+@DisplayName("Stopping the gateway under load, on embedded PostgreSQL")
+class PostgresStopUnderLoadIT extends StopUnderLoadFaultTest {
+  @Override
+  FaultDatabase database() {
+    return FaultDatabase.POSTGRES;
+  }
+}

@@ -1,0 +1,11 @@
+package io.countergateway.faults;
+
+import org.junit.jupiter.api.DisplayName;
+
+@DisplayName("Failures nobody listed, silent connections and split flushes, on embedded PostgreSQL")
+class PostgresUnforeseenFailureIT extends UnforeseenFailureFaultTest {
+  @Override
+  FaultDatabase database() {
+    return FaultDatabase.POSTGRES;
+  }
+}

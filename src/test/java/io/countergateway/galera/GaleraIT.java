@@ -1,0 +1,176 @@
+package io.countergateway.galera;
+
+import io.countergateway.testing.GatewayFixture;
+import io.vertx.core.Future;
+import io.vertx.core.json.JsonObject;
+import io.vertx.sqlclient.Row;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+import static io.countergateway.testing.GatewayFixture.await;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+/**
+ * A 3-node MariaDB Galera cluster on loopback ({@code src/galera/galera-cluster.sh}), one gateway replica per node,
+ * all committing increments of one hot counter: with lanes, and in a control run where every replica writes the
+ * same single slot. Opt-in: {@code mvn verify -Pgalera}; skipped where mariadbd or galera-4 is missing.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@EnabledIfSystemProperty(named = "galera", matches = "true")
+class GaleraIT {
+  private static final Path SCRIPT = Paths.get("src/galera/galera-cluster.sh");
+  private static final Path DIR = Paths.get("target/galera").toAbsolutePath();
+  private static final int BASE_PORT = 3310;
+  private static final int SENDERS_PER_REPLICA = 8;
+  private static final long LOAD_MILLIS = 8_000;
+  private final List<String> results = new ArrayList<>();
+
+  @BeforeAll
+  void startCluster() throws Exception {
+    assumeTrue(Files.exists(Paths.get("/usr/lib/galera/libgalera_smm.so")), "galera-4 is not installed");
+    assumeTrue(Files.isExecutable(Paths.get("/usr/sbin/mariadbd")), "mariadbd is not installed");
+    script("stop");
+    deleteRecursively(DIR);
+    assertThat(script("start")).as("the Galera cluster starts").isZero();
+  }
+
+  @AfterAll
+  void stopCluster() throws Exception {
+    script("stop");
+    System.out.printf("| run | sent | 200 | other | SUM node 1 / 2 / 3 | cert failures | BF aborts | flush retries |%n"
+      + "|---|---:|---:|---:|---|---:|---:|---:|%n%s%n", String.join("\n", results));
+  }
+
+  @Test
+  @DisplayName("three replicas on three Galera nodes with lanes: the SUM is exact on every node, certification conflicts about none")
+  void withLanes() {
+    long conflicts = run("lanes, 12 slots", "galera_lanes", true, 12);
+    assertThat(conflicts).as("certification failures with lanes").isLessThanOrEqualTo(5);
+  }
+
+  @Test
+  @DisplayName("control: three replicas writing one shared slot row on three Galera nodes count exactly, through certification conflicts")
+  void controlOnOneSlot() {
+    run("control: no lanes, 1 slot", "galera_control", false, 1);
+  }
+
+  /** Returns the certification failures of the run, summed over the nodes. */
+  private long run(String label, String table, boolean lanes, int slots) {
+    List<GatewayFixture> replicas = new ArrayList<>();
+    try {
+      for (int node = 1; node <= 3; node++) {
+        JsonObject database = new JsonObject().put("kind", "mysql").put("host", "127.0.0.1").put("port", BASE_PORT + node)
+          .put("name", "counters").put("user", "counters").put("password", "");
+        JsonObject config = GatewayFixture.baseConfig(database, table).put("lanes", new JsonObject().put("enabled", lanes));
+        config.getJsonObject("namespaces").getJsonObject("downloads").put("slots", slots);
+        replicas.add(GatewayFixture.start(config));
+      }
+      long[] certBefore = status(replicas, "wsrep_local_cert_failures");
+      long[] abortsBefore = status(replicas, "wsrep_local_bf_aborts");
+      AtomicLong sent = new AtomicLong();
+      AtomicLong ok = new AtomicLong();
+      AtomicLong other = new AtomicLong();
+      long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(LOAD_MILLIS);
+      List<Future<Void>> loops = new ArrayList<>();
+      for (GatewayFixture replica : replicas) {
+        for (int i = 0; i < SENDERS_PER_REPLICA; i++) {
+          io.vertx.core.Promise<Void> done = io.vertx.core.Promise.promise();
+          loops.add(done.future());
+          replica.vertx.runOnContext(v -> send(replica, end, sent, ok, other, done));
+        }
+      }
+      await(Future.all(loops));
+      long[] cert = delta(certBefore, status(replicas, "wsrep_local_cert_failures"));
+      long[] aborts = delta(abortsBefore, status(replicas, "wsrep_local_bf_aborts"));
+      List<Long> sums = new ArrayList<>();
+      for (GatewayFixture replica : replicas) {
+        sums.add(await(replica.sql().withConnection(connection -> connection.query("SET SESSION wsrep_sync_wait = 1").execute()
+          .compose(set -> connection.query("SELECT COALESCE(SUM(count), 0) FROM " + table).execute())
+          .map(rows -> rows.iterator().next().getNumeric(0).longValue()))));
+      }
+      long retries = 0;
+      for (GatewayFixture replica : replicas) {
+        retries += await(replica.http.get("/metrics").send()).bodyAsString().lines()
+          .filter(line -> line.startsWith("gateway_flush_retries"))
+          .mapToLong(line -> (long) Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1))).sum();
+      }
+      long certTotal = cert[0] + cert[1] + cert[2];
+      results.add(String.format("| %s | %,d | %,d | %,d | %,d / %,d / %,d | %d | %d | %d |", label, sent.get(), ok.get(),
+        other.get(), sums.get(0), sums.get(1), sums.get(2), certTotal, aborts[0] + aborts[1] + aborts[2], retries));
+      assertThat(ok.get()).isPositive();
+      assertThat(sums).as("the SUM on every node").allSatisfy(sum ->
+        assertThat(sum).isBetween(ok.get(), ok.get() + other.get()));
+      assertThat(sums).as("every node agrees").containsOnly(sums.get(0));
+      return certTotal;
+    } finally {
+      replicas.forEach(GatewayFixture::close);
+    }
+  }
+
+  private static void send(GatewayFixture replica, long end, AtomicLong sent, AtomicLong ok, AtomicLong other,
+                           io.vertx.core.Promise<Void> done) {
+    if (System.nanoTime() >= end) {
+      done.complete();
+      return;
+    }
+    sent.incrementAndGet();
+    replica.http.post("/v1/counters/downloads/hot/increments").send().onComplete(response -> {
+      if (response.succeeded() && response.result().statusCode() == 200) {
+        ok.incrementAndGet();
+      } else {
+        other.incrementAndGet();
+      }
+      send(replica, end, sent, ok, other, done);
+    });
+  }
+
+  private static long[] status(List<GatewayFixture> replicas, String variable) {
+    long[] values = new long[replicas.size()];
+    for (int i = 0; i < replicas.size(); i++) {
+      Row row = await(replicas.get(i).sql().query("SHOW GLOBAL STATUS LIKE '" + variable + "'").execute()).iterator().next();
+      values[i] = Long.parseLong(row.getString(1));
+    }
+    return values;
+  }
+
+  private static long[] delta(long[] before, long[] after) {
+    long[] delta = new long[before.length];
+    for (int i = 0; i < before.length; i++) {
+      delta[i] = after[i] - before[i];
+    }
+    return delta;
+  }
+
+  private static int script(String action) throws IOException, InterruptedException {
+    Process process = new ProcessBuilder("bash", SCRIPT.toString(), action, DIR.toString())
+      .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(Paths.get("target/galera-script.log").toFile()))
+      .start();
+    if (!process.waitFor(180, TimeUnit.SECONDS)) {
+      process.destroyForcibly();
+      return -1;
+    }
+    return process.exitValue();
+  }
+
+  private static void deleteRecursively(Path dir) throws IOException {
+    if (Files.exists(dir)) {
+      try (var paths = Files.walk(dir)) {
+        paths.sorted(java.util.Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
+      }
+    }
+  }
+}
