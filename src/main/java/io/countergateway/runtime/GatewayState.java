@@ -1,6 +1,7 @@
 package io.countergateway.runtime;
 
 import io.countergateway.write.KeysInFlight;
+import io.countergateway.write.NamespaceTally;
 import io.countergateway.write.WriterHealth;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -28,6 +29,12 @@ public final class GatewayState implements WriterHealth {
   private final AtomicLong drainedCounters = new AtomicLong();
   private final AtomicLong undrainedCounters = new AtomicLong();
   private final KeysInFlight keysInFlight = new KeysInFlight();
+  private final NamespaceTally taken = new NamespaceTally();
+
+  /** Increments taken per namespace since start, by every ingest verticle. */
+  public NamespaceTally taken() {
+    return taken;
+  }
 
   /** Idempotency keys whose request this gateway is writing now, on any of its event loops. */
   public KeysInFlight keysInFlight() {
