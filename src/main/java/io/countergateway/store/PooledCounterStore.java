@@ -3,7 +3,6 @@ package io.countergateway.store;
 import io.countergateway.model.CounterKey;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
-import io.vertx.sqlclient.DatabaseException;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.RowSet;
@@ -76,8 +75,10 @@ abstract class PooledCounterStore implements CounterStore {
       Flush target = route.flush();
       return fence.beforeWrite(target)
         .compose(registered -> work.apply(target).onFailure(failure -> {
-          // no answer from the database (a lost connection, a timeout): the attempt may have committed
-          if (!(failure instanceof DatabaseException) && !(failure instanceof FlushSourceClosedException)) {
+          // only an answer that fails the statement itself proves nothing of this attempt committed; anything else
+          // (a lost connection, a timeout, a session killed around its COMMIT) may have
+          if (!(failure instanceof FlushSourceClosedException) && !Failures.isValueRefused(failure)
+            && !Failures.isLockConflict(failure)) {
             fence.ambiguous(target);
           }
         }))
