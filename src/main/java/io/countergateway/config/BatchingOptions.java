@@ -24,9 +24,11 @@ public final class BatchingOptions {
   /** Off only to measure what the flush-id bookkeeping costs: a retried ambiguous flush may then count twice. */
   public static final ConfigKey<Boolean> EXACTLY_ONCE = KEYS.define("exactlyOnce", BOOLEAN, true, any(),
     "commit each flush with its flush id, so a retried flush never counts twice");
-  /** Far longer than any retry of an ambiguous flush can take. */
+  /** Far longer than any retry of an ambiguous flush can take, and ten heartbeats of an idle source at least. */
   public static final ConfigKey<Integer> FLUSH_ID_RETENTION_SECONDS = KEYS.define("flushIdRetentionSeconds", INT, 86_400,
-    between(60, 365 * 86_400), "a flush source silent this long is closed as dead and its flush ids deleted");
+    between(60, 365 * 86_400), "a flush source silent this long is closed (an idle one beats every tenth of it, at "
+      + "most every minute); its gateway, if alive, resolves its flushes by id and goes on under a new source; closed "
+      + "this long again, it is deleted");
   public static final ConfigKey<Integer> PRUNE_INTERVAL_SECONDS = KEYS.define("pruneIntervalSeconds", INT, 600,
     between(1, 86_400), "how often each gateway looks for dead flush sources");
   /** Guards against a connection that silently stops answering; safe because a flush id makes the retry idempotent. */
@@ -41,6 +43,13 @@ public final class BatchingOptions {
    * most retryMaxMs. The retention must cover at least this many such retries; an outage longer than that is logged.
    */
   public static final int RETRIES_WITHIN_RETENTION = 100;
+  /**
+   * An idle flush source beats its heart this many times within the retention, so that a prune (of any replica) never
+   * closes a healthy gateway's source: a few heartbeats lost to a slow or briefly unreachable database do not matter.
+   */
+  public static final int HEARTBEATS_WITHIN_RETENTION = 10;
+  /** The heartbeat at the default retention of a day; shorter retentions beat more often. */
+  static final long MAX_HEARTBEAT_MS = 60_000;
 
   private final int maxDelayMs;
   private final int maxKeys;
@@ -114,6 +123,14 @@ public final class BatchingOptions {
   /** The shortest flush-id retention that covers {@link #RETRIES_WITHIN_RETENTION} retries. */
   public long minFlushIdRetentionSeconds() {
     return ((long) writeTimeoutMs + retryMaxMs) * RETRIES_WITHIN_RETENTION / 1000;
+  }
+
+  /**
+   * How often an idle flush source proves it is alive: a tenth of the retention ({@link #HEARTBEATS_WITHIN_RETENTION}),
+   * at most a minute. A busy source beats with every advance of its fence, about once a second.
+   */
+  public long flushSourceHeartbeatMs() {
+    return Math.min(MAX_HEARTBEAT_MS, flushIdRetentionSeconds * 1000L / HEARTBEATS_WITHIN_RETENTION);
   }
 
   public int getFlushIdRetentionSeconds() {

@@ -99,12 +99,19 @@ final class BoundedPool {
   }
 
   private <T> void fail(Promise<T> answer, Pool used, Throwable cause) {
-    if (!answer.tryFail(cause)) {
+    // on the caller's loop, like the timer: nothing settles the answer between this check and tryFail
+    if (answer.future().isComplete()) {
       return;
     }
-    if (!Failures.isValueRefused(cause) && !Failures.isLockConflict(cause) && pool == used) {
+    // the pool is replaced before the failure is told, and closed after: whoever reacts to it at once (a resolution
+    // of a closed flush source, a retry) must not be handed the pool being closed
+    boolean replace = !Failures.isValueRefused(cause) && !Failures.isLockConflict(cause) && pool == used;
+    if (replace) {
       LOG.debug("replacing the connection pool after {}", cause.toString());
       pool = pools.get();
+    }
+    answer.tryFail(cause);
+    if (replace) {
       used.close();
     }
   }

@@ -24,6 +24,21 @@ public interface CounterStore {
    */
   Future<WriteOutcome> write(Flush flush);
 
+  /**
+   * Makes sure the flush's id can never commit, once the database refused a value of the flush (which proves only that
+   * this attempt did not commit): a late copy of an earlier attempt that reaches the database afterwards then finds
+   * the id and writes nothing. Completes with {@link VoidOutcome#ALREADY_COMMITTED} when such a copy had committed
+   * the flush whole before. The writer splits a flush, or refuses its row, only after this.
+   */
+  Future<VoidOutcome> voidFlush(Flush flush);
+
+  /**
+   * How often an idle flush source proves it is alive: a tenth of {@code batching.flushIdRetentionSeconds}, so the
+   * prune of any replica never takes a healthy gateway's source for a dead one (see FlushFence).
+   */
+  default void keepFlushSourcesAlive(long heartbeatMs) {
+  }
+
   /** Exact current values (SUM over slots) of the ids in one namespace; ids never written read as 0. */
   Future<Map<String, BigInteger>> sum(String type, List<String> ids);
 
@@ -63,9 +78,10 @@ public interface CounterStore {
   }
 
   /**
-   * Closes the flush sources silent for {@code olderThanSeconds} (processes that died) and deletes their ids, and
-   * the ids older than that of no registered source (written by a gateway of the previous version); returns how
-   * many ids went. The ids of live sources go as their flushes settle (see {@link FlushFence}).
+   * Closes the flush sources silent for {@code olderThanSeconds} (their ids are kept: a gateway that was only cut off
+   * resolves its flushes by them), deletes the sources closed for that long with their ids (processes that died), and
+   * the ids older than that of no registered source (written by a gateway of the previous version); returns how many
+   * ids went. The ids of live sources go as their flushes settle (see {@link FlushFence}).
    */
   Future<Integer> pruneFlushIds(int olderThanSeconds);
 

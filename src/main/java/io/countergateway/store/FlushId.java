@@ -1,5 +1,7 @@
 package io.countergateway.store;
 
+import java.util.concurrent.ThreadLocalRandom;
+
 /**
  * The flush-id format, written and read in one place: {@code <source>:<sequence>[.<split path>]}.
  *
@@ -23,6 +25,25 @@ public final class FlushId {
   /** The id of the {@code half} (0 or 1) of the flush {@code id}: one more digit on its split path. */
   public static String half(String id, int half) {
     return id + (id.indexOf('.') < 0 ? "." : "") + half;
+  }
+
+  /**
+   * The same flush under another source: {@code <successor>:<sequence>[.<split path>]}. Used once the source was closed
+   * and the flush is proven never committed under it (see {@link FlushFence}); the successor is a fresh source, so
+   * the id is unique as the original was.
+   */
+  public static String withSource(String id, String successor) {
+    return successor + id.substring(source(id).length());
+  }
+
+  /**
+   * A fresh source in place of {@code closed}: a new random part, the same coalescer suffix ({@code -<index>}), so the
+   * new one is as short as the coalescer's own (at most 17 characters).
+   */
+  static String successorOf(String closed) {
+    int dash = closed.lastIndexOf('-');
+    return Long.toUnsignedString(ThreadLocalRandom.current().nextLong(), 36)
+      + (dash < 0 ? "" : closed.substring(dash));
   }
 
   /** The part before the last ':' (a whole id without one is its own source, as ids written by hand in tests). */

@@ -23,7 +23,15 @@ final class MySqlSql {
   final String registerSource;
   final String raiseFence;
   final String closeDeadSources;
-  final String deleteIdsOfClosedSources;
+  final String deleteIdsOfGoneSources;
+  final String deleteGoneSources;
+  /** A flush the database refused a value of: its id, voided, so a late copy of an earlier attempt writes nothing. */
+  final String insertVoidedId;
+  /** A locking read: the latest committed row, whatever the transaction's snapshot. */
+  final String readVoided;
+  final String committedIdsOfSource;
+  final String deleteSource;
+  final String deleteIdsOfSource;
   /** The row of an idempotency key, first in the transaction of the increments it guards (see {@link KeyedWrites}). */
   final String insertKey;
   final String readKey;
@@ -53,10 +61,23 @@ final class MySqlSql {
     registerSource = "INSERT IGNORE INTO %s_flush_sources (source, fence) VALUES (?, 0)".formatted(table);
     raiseFence = "UPDATE %s_flush_sources SET fence = GREATEST(fence, ?), heartbeat_at = CURRENT_TIMESTAMP(3) "
       .formatted(table) + "WHERE source = ? AND fence < ?";
-    closeDeadSources = "UPDATE %s_flush_sources SET fence = ? WHERE heartbeat_at < NOW(3) - INTERVAL ? SECOND AND fence < ?"
+    // Closed sources keep their ids for their gateway to resolve its flushes by (see FlushFence); closed for the
+    // retention (or closed by a gateway of the previous version, which left no closed_at) they go with their ids.
+    closeDeadSources = ("UPDATE %s_flush_sources SET fence = ?, closed_at = NOW(3) WHERE heartbeat_at < NOW(3) - INTERVAL ? "
+      + "SECOND AND fence < ?").formatted(table);
+    deleteIdsOfGoneSources = ("DELETE f FROM %1$s_flushes f JOIN %1$s_flush_sources s "
+      + "ON s.source = SUBSTRING_INDEX(f.flush_id, ':', 1) WHERE s.fence = ? "
+      + "AND COALESCE(s.closed_at, s.heartbeat_at) < NOW(3) - INTERVAL ? SECOND").formatted(table);
+    deleteGoneSources = ("DELETE FROM %s_flush_sources WHERE fence = ? "
+      + "AND COALESCE(closed_at, heartbeat_at) < NOW(3) - INTERVAL ? SECOND").formatted(table);
+    insertVoidedId = "INSERT INTO %s_flushes (flush_id, voided) VALUES (?, TRUE)".formatted(table);
+    readVoided = "SELECT voided FROM %s_flushes WHERE flush_id = ? LOCK IN SHARE MODE".formatted(table);
+    // a prefix of the primary key: a range read, so no other writer's id is locked or scanned
+    committedIdsOfSource = "SELECT flush_id FROM %s_flushes WHERE flush_id LIKE CONCAT(?, ':%%') AND NOT voided"
       .formatted(table);
-    deleteIdsOfClosedSources = ("DELETE f FROM %1$s_flushes f JOIN %1$s_flush_sources s "
-      + "ON s.source = SUBSTRING_INDEX(f.flush_id, ':', 1) WHERE s.fence = ?").formatted(table);
+    // the row first: its lock waits for every flush transaction holding it shared; a later one finds no row and fails
+    deleteSource = "DELETE FROM %s_flush_sources WHERE source = ?".formatted(table);
+    deleteIdsOfSource = "DELETE FROM %s_flushes WHERE flush_id LIKE CONCAT(?, ':%%')".formatted(table);
     pruneFlushIds = ("DELETE FROM %1$s_flushes WHERE committed_at < NOW(3) - INTERVAL ? SECOND AND NOT EXISTS "
       + "(SELECT 1 FROM %1$s_flush_sources s WHERE s.source = SUBSTRING_INDEX(flush_id, ':', 1))").formatted(table);
     insertKey = "INSERT INTO %s_idempotency (idem_key, fingerprint, status, answer) VALUES (?, ?, ?, ?)".formatted(table);

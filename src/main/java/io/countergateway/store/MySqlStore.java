@@ -41,10 +41,20 @@ final class MySqlStore extends PooledCounterStore {
         }
 
         @Override
-        public Future<Void> advance(String source, long newFence, List<String> ids) {
+        public Future<Boolean> advance(String source, long newFence, List<String> ids) {
           return inTransaction(conn -> conn.preparedQuery(sql.raiseFence)
             .execute(Tuple.of(newFence, source, FlushFence.CLOSED))
-            .compose(raised -> deleteIds(conn, ids)));
+            .compose(raised -> deleteIds(conn, ids).map(deleted -> raised.rowCount() > 0)));
+        }
+
+        @Override
+        public Future<FlushFence.Closure> closure(String source) {
+          return closureOf(source, sql.lockSource, sql.committedIdsOfSource);
+        }
+
+        @Override
+        public Future<Void> delete(String source) {
+          return deleteSource(source, sql.deleteSource, sql.deleteIdsOfSource);
         }
       });
     }
@@ -72,15 +82,16 @@ final class MySqlStore extends PooledCounterStore {
   }
 
   @Override
-  public Future<WriteOutcome> write(Flush flush) {
+  protected Future<WriteOutcome> writeAs(Flush flush) {
     if (!exactlyOnce) {
       return inTransaction(conn -> upsertAll(conn, flush.rows())).map(WriteOutcome.COMMITTED);
     }
     // The source's fence first, its row held shared until COMMIT (see FlushFence): below the fence the flush was
     // settled long ago and this is a late copy of it. Then the flush id: a duplicate key here can only be this id (the
-    // upserts below cannot raise one), and it means an earlier attempt committed; the transaction then writes nothing.
+    // upserts below cannot raise one), and it means an earlier attempt committed (or a void after a refused value: a
+    // late copy then writes nothing); the transaction then writes nothing.
     long sequence = FlushId.sequence(flush.id());
-    return fence.beforeWrite(flush).compose(registered -> inTransaction(conn -> conn.preparedQuery(sql.lockSource)
+    return inTransaction(conn -> conn.preparedQuery(sql.lockSource)
       .execute(Tuple.of(FlushId.source(flush.id())))
       .compose(source -> {
         Long current = source.size() == 0 ? null : source.iterator().next().getLong(0);
@@ -94,16 +105,34 @@ final class MySqlStore extends PooledCounterStore {
             : isDuplicateKey(inserted.cause())
               ? Future.succeededFuture(WriteOutcome.ALREADY_COMMITTED)
               : Future.failedFuture(inserted.cause()));
-      })))
-      .onSuccess(outcome -> fence.written(flush));
+      }));
+  }
+
+  /**
+   * In one transaction: the source's row shared and open, then the id inserted as voided; a duplicate key means it was
+   * there: voided by an earlier void attempt of ours, or committed by a late copy of an earlier write attempt.
+   */
+  @Override
+  protected Future<VoidOutcome> voidAs(Flush flush) {
+    String id = flush.id();
+    return inTransaction(conn -> conn.preparedQuery(sql.lockSource).execute(Tuple.of(FlushId.source(id)))
+      .compose(source -> {
+        FlushFence.requireOpen(flush, source.size() == 0 ? null : source.iterator().next().getLong(0));
+        return conn.preparedQuery(sql.insertVoidedId).execute(Tuple.of(id))
+          .transform(inserted -> inserted.succeeded() ? Future.succeededFuture(VoidOutcome.VOIDED)
+            : isDuplicateKey(inserted.cause())
+              ? conn.preparedQuery(sql.readVoided).execute(Tuple.of(id)).map(rows -> voidOutcome(id, rows))
+              : Future.failedFuture(inserted.cause()));
+      }));
   }
 
   @Override
   public Future<Integer> pruneFlushIds(int olderThanSeconds) {
     return inTransaction(conn -> conn.preparedQuery(sql.closeDeadSources)
       .execute(Tuple.of(FlushFence.CLOSED, olderThanSeconds, FlushFence.CLOSED))
-      .compose(closed -> conn.preparedQuery(sql.deleteIdsOfClosedSources).execute(Tuple.of(FlushFence.CLOSED)))
-      .compose(dead -> conn.preparedQuery(sql.pruneFlushIds).execute(Tuple.of(olderThanSeconds))
+      .compose(closed -> conn.preparedQuery(sql.deleteIdsOfGoneSources).execute(Tuple.of(FlushFence.CLOSED, olderThanSeconds)))
+      .compose(dead -> conn.preparedQuery(sql.deleteGoneSources).execute(Tuple.of(FlushFence.CLOSED, olderThanSeconds))
+        .compose(gone -> conn.preparedQuery(sql.pruneFlushIds).execute(Tuple.of(olderThanSeconds)))
         .map(legacy -> dead.rowCount() + legacy.rowCount())));
   }
 

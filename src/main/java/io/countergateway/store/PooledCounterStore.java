@@ -12,8 +12,10 @@ import io.vertx.sqlclient.Tuple;
 import java.math.BigInteger;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
@@ -39,6 +41,95 @@ abstract class PooledCounterStore implements CounterStore {
 
   protected <T> Future<T> bounded(Function<Pool, Future<T>> attempt) {
     return pools.attempt(attempt);
+  }
+
+  /** One attempt of a flush under the id it is given (the fence has registered its source), in the dialect's SQL. */
+  protected abstract Future<WriteOutcome> writeAs(Flush flush);
+
+  /** Makes the given id (of a registered, open source) one that can never commit, unless it had (see voidFlush). */
+  protected abstract Future<VoidOutcome> voidAs(Flush flush);
+
+  @Override
+  public Future<WriteOutcome> write(Flush flush) {
+    return fence == null ? writeAs(flush) : routed(flush, WriteOutcome.ALREADY_COMMITTED, this::writeAs, true);
+  }
+
+  @Override
+  public Future<VoidOutcome> voidFlush(Flush flush) {
+    // without flush ids nothing can tell a late copy from a first attempt: there is nothing to void
+    return fence == null ? Future.succeededFuture(VoidOutcome.VOIDED)
+      : routed(flush, VoidOutcome.ALREADY_COMMITTED, this::voidAs, true);
+  }
+
+  /**
+   * One attempt of {@code work} on the flush as the fence routes it (see {@link FlushFence}): under its own id while its
+   * source is open; under a successor's once the source was found closed and the flush is proven never committed under
+   * it; not at all once its id shows it had committed. An attempt that finds its source closed resolves the source,
+   * then is routed and tried once more.
+   */
+  private <T> Future<T> routed(Flush formed, T alreadyCommitted, Function<Flush, Future<T>> work, boolean resolveIfClosed) {
+    return fence.route(formed).compose(route -> {
+      if (route.alreadyCommitted()) {
+        return Future.succeededFuture(alreadyCommitted);
+      }
+      Flush target = route.flush();
+      return fence.beforeWrite(target)
+        .compose(registered -> work.apply(target).onFailure(failure -> {
+          // only an answer that fails the statement itself proves nothing of this attempt committed; anything else
+          // (a lost connection, a timeout, a session killed around its COMMIT) may have
+          if (!(failure instanceof FlushSourceClosedException) && !Failures.isValueRefused(failure)
+            && !Failures.isLockConflict(failure)) {
+            fence.ambiguous(target);
+          }
+        }))
+        .onSuccess(outcome -> fence.written(target))
+        .recover(failure -> failure instanceof FlushSourceClosedException closed && resolveIfClosed
+          ? fence.resolve(closed.source()).compose(resolved -> routed(formed, alreadyCommitted, work, false))
+          : Future.failedFuture(failure));
+    });
+  }
+
+  /**
+   * For a writer that found {@code source} closed: its row's fence (null without a row) and, when closed, the ids it
+   * holds that are not voided, read in one transaction with the row held shared.
+   */
+  protected Future<FlushFence.Closure> closureOf(String source, String lockSource, String committedIds) {
+    return pools.transaction(conn -> conn.preparedQuery(lockSource).execute(Tuple.of(source)).compose(rows -> {
+      Long current = rows.size() == 0 ? null : rows.iterator().next().getLong(0);
+      if (current == null || current != FlushFence.CLOSED) {
+        return Future.succeededFuture(new FlushFence.Closure(current, Set.of()));
+      }
+      return conn.preparedQuery(committedIds).execute(Tuple.of(source)).map(ids -> {
+        Set<String> committed = new HashSet<>();
+        ids.forEach(row -> committed.add(row.getString(0)));
+        return new FlushFence.Closure(current, committed);
+      });
+    }));
+  }
+
+  /** The source's row, then its ids, in one transaction (see {@link FlushFence.Sql#delete}). */
+  protected Future<Void> deleteSource(String source, String deleteRow, String deleteIds) {
+    return pools.transaction(conn -> conn.preparedQuery(deleteRow).execute(Tuple.of(source))
+      .compose(row -> conn.preparedQuery(deleteIds).execute(Tuple.of(source)))
+      .mapEmpty());
+  }
+
+  /** The void's reading of an id that was there: voided by an earlier void attempt, or committed by a write attempt. */
+  static VoidOutcome voidOutcome(String id, RowSet<Row> rows) {
+    if (rows.size() == 0) {
+      throw new IllegalStateException("flush id " + id + " was there and is gone, though its flush is not settled");
+    }
+    Object voided = rows.iterator().next().getValue(0);
+    // BOOLEAN on PostgreSQL, TINYINT(1) on MySQL/MariaDB
+    boolean isVoided = voided instanceof Boolean flag ? flag : ((Number) voided).intValue() != 0;
+    return isVoided ? VoidOutcome.VOIDED : VoidOutcome.ALREADY_COMMITTED;
+  }
+
+  @Override
+  public void keepFlushSourcesAlive(long heartbeatMs) {
+    if (fence != null) {
+      fence.heartbeatEvery(heartbeatMs);
+    }
   }
 
   /** Rows of {@code (record_id, SUM(count))} as exact values, with 0 for the ids that have no row. */
@@ -124,9 +215,7 @@ abstract class PooledCounterStore implements CounterStore {
 
   @Override
   public Future<Void> close() {
-    if (fence != null) {
-      fence.close();
-    }
-    return pools.close();
+    Future<Void> retired = fence == null ? Future.succeededFuture() : fence.retire();
+    return retired.otherwiseEmpty().eventually(pools::close);
   }
 }

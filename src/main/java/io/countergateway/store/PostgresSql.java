@@ -22,6 +22,13 @@ final class PostgresSql {
   final String registerSource;
   final String raiseFence;
   final String deleteFlushIds;
+  /** First in a void's and a closed source's transaction: the source's fence, the row held shared (see FlushFence). */
+  final String lockSource;
+  final String insertVoidedId;
+  final String readVoided;
+  final String committedIdsOfSource;
+  final String deleteSource;
+  final String deleteIdsOfSource;
   final boolean exactlyOnce;
   /**
    * The increments of one request that carries an idempotency key, committed in one statement with the key's row
@@ -114,22 +121,40 @@ final class PostgresSql {
     raiseFence = "UPDATE %s_flush_sources SET fence = GREATEST(fence, $2), heartbeat_at = now() WHERE source = $1 AND fence < $3"
       .formatted(table);
     deleteFlushIds = "DELETE FROM %s_flushes WHERE flush_id = ANY($1)".formatted(table);
-    // Sources silent for the retention are closed (their late flushes fail, see FlushFence) and lose their ids; ids
-    // of no registered source (written by a gateway of the previous version) go by age, as they always did.
+    lockSource = "SELECT fence FROM %s_flush_sources WHERE source = $1 FOR SHARE".formatted(table);
+    // a flush the database refused a value of: its id inserted as voided, so a late copy of an earlier attempt finds
+    // it and writes nothing; if the id is there already, the next statement (a new snapshot, READ COMMITTED) reads
+    // whose it is: ours from an earlier void attempt, or a late copy's that committed the flush whole
+    insertVoidedId = "INSERT INTO %s_flushes (flush_id, voided) VALUES ($1, true) ON CONFLICT DO NOTHING RETURNING 1"
+      .formatted(table);
+    readVoided = "SELECT voided FROM %s_flushes WHERE flush_id = $1".formatted(table);
+    committedIdsOfSource = "SELECT flush_id FROM %s_flushes WHERE split_part(flush_id, ':', 1) = $1 AND NOT voided"
+      .formatted(table);
+    // the row first: its lock waits for every flush statement holding it shared, and a later one finds no row and fails
+    deleteSource = "DELETE FROM %s_flush_sources WHERE source = $1".formatted(table);
+    deleteIdsOfSource = "DELETE FROM %s_flushes WHERE split_part(flush_id, ':', 1) = $1".formatted(table);
+    // Sources silent for the retention are closed (their late flushes fail, see FlushFence) and keep their ids, for
+    // their gateway to resolve its flushes by; closed for the retention (or closed by a gateway of the previous
+    // version, which left no closed_at and deleted the ids itself) they go with their ids. Ids of no registered source
+    // (written by a gateway of the previous version) go by age, as they always did.
     pruneFlushIds = """
       WITH closed AS (
-        UPDATE %1$s_flush_sources SET fence = $2 WHERE heartbeat_at < now() - make_interval(secs => $1::int) AND fence < $2
+        UPDATE %1$s_flush_sources SET fence = $2, closed_at = now()
+        WHERE heartbeat_at < now() - make_interval(secs => $1::int) AND fence < $2
+        RETURNING source
+      ), gone AS (
+        DELETE FROM %1$s_flush_sources
+        WHERE fence = $2 AND COALESCE(closed_at, heartbeat_at) < now() - make_interval(secs => $1::int)
         RETURNING source
       ), dead AS (
-        DELETE FROM %1$s_flushes WHERE split_part(flush_id, ':', 1) IN (
-          SELECT source FROM closed UNION ALL SELECT source FROM %1$s_flush_sources WHERE fence = $2)
+        DELETE FROM %1$s_flushes WHERE split_part(flush_id, ':', 1) IN (SELECT source FROM gone)
         RETURNING 1
       ), legacy AS (
         DELETE FROM %1$s_flushes f WHERE committed_at < now() - make_interval(secs => $1::int)
           AND NOT EXISTS (SELECT 1 FROM %1$s_flush_sources s WHERE s.source = split_part(f.flush_id, ':', 1))
         RETURNING 1
       )
-      SELECT (SELECT count(*) FROM dead) + (SELECT count(*) FROM legacy)
+      SELECT (SELECT count(*) FROM dead) + (SELECT count(*) FROM legacy) + 0 * (SELECT count(*) FROM closed)
       """.formatted(table);
   }
 

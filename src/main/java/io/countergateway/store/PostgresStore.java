@@ -2,12 +2,15 @@ package io.countergateway.store;
 
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
+import io.vertx.pgclient.PgException;
 import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.SqlConnection;
 import io.vertx.sqlclient.Tuple;
 
 import java.math.BigInteger;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 /** PostgreSQL: a flush is ONE {@code UNNEST} upsert statement, whatever its size. */
@@ -27,14 +30,29 @@ final class PostgresStore extends PooledCounterStore {
         }
 
         @Override
-        public Future<Void> advance(String source, long newFence, List<String> ids) {
-          return bounded(pool -> pool.withTransaction(conn -> conn.preparedQuery(sql.raiseFence)
+        public Future<Boolean> advance(String source, long newFence, List<String> ids) {
+          return inTransaction(conn -> conn.preparedQuery(sql.raiseFence)
             .execute(Tuple.of(source, newFence, FlushFence.CLOSED))
-            .compose(raised -> conn.preparedQuery(sql.deleteFlushIds).execute(Tuple.of((Object) ids.toArray(String[]::new))))
-            .mapEmpty()));
+            .compose(raised -> conn.preparedQuery(sql.deleteFlushIds).execute(Tuple.of((Object) ids.toArray(String[]::new)))
+              .map(deleted -> raised.rowCount() > 0)));
+        }
+
+        @Override
+        public Future<FlushFence.Closure> closure(String source) {
+          return closureOf(source, sql.lockSource, sql.committedIdsOfSource);
+        }
+
+        @Override
+        public Future<Void> delete(String source) {
+          return deleteSource(source, sql.deleteSource, sql.deleteIdsOfSource);
         }
       });
     }
+  }
+
+  /** One bounded transaction that settles at once on failure (see {@link BoundedPool#transaction}). */
+  private <T> Future<T> inTransaction(Function<SqlConnection, Future<T>> work) {
+    return pools.transaction(work);
   }
 
   @Override
@@ -54,7 +72,7 @@ final class PostgresStore extends PooledCounterStore {
   }
 
   @Override
-  public Future<WriteOutcome> write(Flush flush) {
+  protected Future<WriteOutcome> writeAs(Flush flush) {
     if (flush.rows().stream().anyMatch(FlushRow::windowed)) {
       return writeWindowed(flush);
     }
@@ -63,10 +81,9 @@ final class PostgresStore extends PooledCounterStore {
       return bounded(pool -> pool.preparedQuery(sql.upsertFlush).execute(arguments).map(WriteOutcome.COMMITTED));
     }
     arguments.addString(flush.id()).addString(FlushId.source(flush.id())).addLong(FlushId.sequence(flush.id()));
-    return fence.beforeWrite(flush)
-      .compose(registered -> bounded(pool -> pool.preparedQuery(sql.upsertFlush).execute(arguments)
-        .map(result -> result.rowCount() == 0 ? WriteOutcome.ALREADY_COMMITTED : WriteOutcome.COMMITTED)))
-      .onSuccess(outcome -> fence.written(flush));
+    return bounded(pool -> pool.preparedQuery(sql.upsertFlush).execute(arguments)
+      .map(result -> result.rowCount() == 0 ? WriteOutcome.ALREADY_COMMITTED : WriteOutcome.COMMITTED))
+      .recover(failure -> Future.failedFuture(sourceClosed(flush, failure)));
   }
 
   /** The same one statement and flush id, over both tables; its answer row says whether the flush id was new. */
@@ -76,10 +93,39 @@ final class PostgresStore extends PooledCounterStore {
       return bounded(pool -> pool.preparedQuery(sql.upsertWindowedFlush).execute(arguments).map(WriteOutcome.COMMITTED));
     }
     arguments.addString(flush.id()).addString(FlushId.source(flush.id())).addLong(FlushId.sequence(flush.id()));
-    return fence.beforeWrite(flush)
-      .compose(registered -> bounded(pool -> pool.preparedQuery(sql.upsertWindowedFlush).execute(arguments)
-        .map(result -> result.iterator().next().getLong(0) == 0 ? WriteOutcome.ALREADY_COMMITTED : WriteOutcome.COMMITTED)))
-      .onSuccess(outcome -> fence.written(flush));
+    return bounded(pool -> pool.preparedQuery(sql.upsertWindowedFlush).execute(arguments)
+      .map(result -> result.iterator().next().getLong(0) == 0 ? WriteOutcome.ALREADY_COMMITTED : WriteOutcome.COMMITTED))
+      .recover(failure -> Future.failedFuture(sourceClosed(flush, failure)));
+  }
+
+  /**
+   * The flush statement's way of saying its source is closed or has no row: the unknown setting it reads then (42704).
+   * Any other failure as it is.
+   */
+  private static Throwable sourceClosed(Flush flush, Throwable failure) {
+    if (failure instanceof PgException pg && "42704".equals(pg.getSqlState()) && pg.getMessage() != null
+      && pg.getMessage().contains("flush_source_missing_or_closed")) {
+      String source = FlushId.source(flush.id());
+      return new FlushSourceClosedException(source, "flush source " + source + " is closed or has no row; flush "
+        + flush.id() + " is not written (" + pg.getMessage() + ")");
+    }
+    return failure;
+  }
+
+  /**
+   * In one transaction: the source's row shared and open, then the id inserted as voided; if it was there, whether it
+   * is voided (an earlier void attempt of ours) or not (a late copy of an earlier write attempt committed it).
+   */
+  @Override
+  protected Future<VoidOutcome> voidAs(Flush flush) {
+    String id = flush.id();
+    return inTransaction(conn -> conn.preparedQuery(sql.lockSource).execute(Tuple.of(FlushId.source(id)))
+      .compose(source -> {
+        FlushFence.requireOpen(flush, source.size() == 0 ? null : source.iterator().next().getLong(0));
+        return conn.preparedQuery(sql.insertVoidedId).execute(Tuple.of(id));
+      })
+      .compose(inserted -> inserted.rowCount() > 0 ? Future.succeededFuture(VoidOutcome.VOIDED)
+        : conn.preparedQuery(sql.readVoided).execute(Tuple.of(id)).map(rows -> voidOutcome(id, rows))));
   }
 
   @Override

@@ -7,6 +7,8 @@ import io.countergateway.model.ApiError;
 import io.countergateway.model.CounterKey;
 import io.countergateway.store.CounterStore;
 import io.countergateway.store.Failures;
+import io.countergateway.store.FlushOutcomeUnknownException;
+import io.countergateway.store.VoidOutcome;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -30,16 +32,23 @@ import java.util.function.UnaryOperator;
 /**
  * Gets one flush into the database and settles its waiting requests.
  *
- * <p>The invariant: <b>a flush gets new ids only when the database has proven that its id is not committed.</b> The
- * only such proof is a data exception ({@link Failures#isValueRefused}): the statement that carries the flush id
- * failed on a value, so nothing of it committed — and, since the id is checked before any value is touched (one
- * statement on PostgreSQL, the id inserted first on MySQL), no earlier attempt had committed it either. Only then is
- * the flush split into halves under new ids, until the refused row is alone and only its requests fail.
+ * <p>The invariant: <b>a flush gets new ids only when its id is proven uncommitted forever.</b> A data exception
+ * ({@link Failures#isValueRefused}) proves that this attempt did not commit — the statement that carries the flush id
+ * failed on a value — and, since the id is checked before any value is touched (one statement on PostgreSQL, the id
+ * inserted first on MySQL), that no earlier attempt had committed it <em>yet</em>. An earlier attempt may still be on
+ * its way, though (held in a buffer past writeTimeoutMs, on other slots where no value overflows): so the id is then
+ * voided ({@link CounterStore#voidFlush}: inserted as voided, in its own transaction), and a late copy finds it and
+ * writes nothing. Only after the void are the halves written under new ids, or the refused row answered 422; if the
+ * void finds that a late copy had committed the flush whole, every request of it is answered as committed.
  *
  * <p>Every other failure — lost connection, timeout, deadlock, read-only database, cancelled statement, an error
  * nobody listed — is an outage: the same flush (same id, same counters and deltas) is retried with backoff until it
  * lands, and its id makes the retry a no-op if an earlier attempt had committed. A retry may move the rows to other
  * slots, so it does not queue behind a row lock that a dead writer still holds; the id is what deduplicates.
+ *
+ * <p>A flush source closed by the prune while this gateway was cut off or paused is handled below the writer: the store
+ * resolves the flushes by their ids and goes on under a new source (see {@code store/FlushFence}), so the retry simply
+ * succeeds. Only a flush whose outcome can no longer be known ({@link FlushOutcomeUnknownException}) is answered 504.
  */
 final class FlushWriter {
   private static final Logger LOG = LoggerFactory.getLogger(FlushWriter.class);
@@ -82,6 +91,7 @@ final class FlushWriter {
     this.reslot = reslot;
     this.context = vertx.getOrCreateContext();
     this.eventLoop = Thread.currentThread();
+    store.keepFlushSourcesAlive(options.flushSourceHeartbeatMs());
   }
 
   /** Completes once every request of the flush is settled (never fails). */
@@ -101,24 +111,76 @@ final class FlushWriter {
     onLoop(store.write(flush)).onComplete(result -> {
       if (result.succeeded()) {
         setFailing(false);
-        for (Ack ack : acks) {
-          ack.state = Ack.State.DONE;
-          ack.promise.tryComplete();
-        }
+        done(acks);
+        settled.complete();
+      } else if (result.cause() instanceof FlushOutcomeUnknownException unknown) {
+        setFailing(false);
+        unknown(flush, acks, unknown);
         settled.complete();
       } else if (Failures.isValueRefused(result.cause())) {
-        // proven not committed (see the class comment): new ids are safe
+        // not committed by this attempt (see the class comment): void the id before any new id or answer
         setFailing(false);
-        if (flush.rows().size() > 1) {
-          split(flush, acks, settled);
-        } else {
-          refuse(flush, acks, result.cause());
-          settled.complete();
-        }
+        voidThenSplit(flush, acks, 0, settled, result.cause());
       } else {
         retryLater(flush, acks, attemptNo, settled, result.cause());
       }
     });
+  }
+
+  /**
+   * The database refused a value of the flush: its id is voided, then the flush is split (or its one row refused); or,
+   * if a late copy of an earlier attempt had committed it whole, its requests are answered as committed. A void that
+   * fails for any other reason is retried like a write.
+   */
+  private void voidThenSplit(Flush flush, List<Ack> acks, int attemptNo, Promise<Void> settled, Throwable refusal) {
+    onLoop(store.voidFlush(flush)).onComplete(result -> {
+      if (result.succeeded() && result.result() == VoidOutcome.ALREADY_COMMITTED) {
+        setFailing(false);
+        LOG.warn("flush {} ({} rows) was refused a value, but a late copy of an earlier attempt had committed it whole "
+          + "(on other slots): its requests are answered as committed", flush.id(), flush.rows().size());
+        done(acks);
+        settled.complete();
+      } else if (result.succeeded()) {
+        setFailing(false);
+        if (flush.rows().size() > 1) {
+          split(flush, acks, settled);
+        } else {
+          refuse(flush, acks, refusal);
+          settled.complete();
+        }
+      } else if (result.cause() instanceof FlushOutcomeUnknownException unknown) {
+        setFailing(false);
+        unknown(flush, acks, unknown);
+        settled.complete();
+      } else {
+        Throwable cause = result.cause();
+        if (!Failures.isLockConflict(cause) || attemptNo >= 2) {
+          setFailing(true);
+        }
+        long delay = options.retryDelayMs(attemptNo);
+        LOG.warn("voiding flush {} after a refused value failed, retry {} in {} ms: {}", flush.id(), attemptNo + 1, delay,
+          cause.toString());
+        vertx.setTimer(delay, id -> voidThenSplit(flush, acks, attemptNo + 1, settled, refusal));
+      }
+    });
+  }
+
+  private static void done(List<Ack> acks) {
+    for (Ack ack : acks) {
+      ack.state = Ack.State.DONE;
+      ack.promise.tryComplete();
+    }
+  }
+
+  /** Whether the flush committed cannot be known (see {@link FlushOutcomeUnknownException}): 504 for its requests. */
+  private void unknown(Flush flush, List<Ack> acks, FlushOutcomeUnknownException cause) {
+    LOG.error("flush {} ({} rows, {} waiting requests) may or may not have been counted; not retried, answered 504: {}",
+      flush.id(), flush.rows().size(), acks.size(), cause.getMessage());
+    for (Ack ack : acks) {
+      ack.state = Ack.State.DONE;
+      ack.promise.tryFail(new ApiError(504, "outcome_unknown",
+        "the increment was being written when its flush source was lost; it may or may not be counted", null));
+    }
   }
 
   /**
@@ -159,9 +221,10 @@ final class FlushWriter {
     }
     long delay = options.retryDelayMs(attemptNo);
     if (attemptNo == BatchingOptions.RETRIES_WITHIN_RETENTION / 2) {
-      LOG.error("flush {} has failed {} times; it keeps being retried, but should this gateway stay cut off for "
-        + "batching.flushIdRetentionSeconds ({} s), another replica closes its flush source as dead and the flush "
-        + "will fail until the gateway is restarted", flush.id(), attemptNo + 1, options.getFlushIdRetentionSeconds());
+      LOG.error("flush {} has failed {} times; it keeps being retried. Should this gateway stay cut off for "
+        + "batching.flushIdRetentionSeconds ({} s), a prune closes its flush source; the gateway then resolves its "
+        + "flushes by their ids and goes on under a new source", flush.id(), attemptNo + 1,
+        options.getFlushIdRetentionSeconds());
     }
     LOG.warn("flush {} ({} rows) failed, retry {} in {} ms under the same id: {}", flush.id(), flush.rows().size(),
       attemptNo + 1, delay, cause.toString());

@@ -1,5 +1,6 @@
 package io.countergateway.faults;
 
+import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
@@ -10,6 +11,10 @@ import io.vertx.core.net.NetServerOptions;
 import io.vertx.core.net.NetSocket;
 
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -20,7 +25,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * {@code p}, either dropped (the database did the work, the gateway never hears of it) or forwarded, and then both
  * sides of the connection are closed. On MySQL the answer to a {@code COMMIT} is dropped with probability {@code 2p}.
  * A dropped answer to a committed write is an ambiguous commit: the gateway must retry the same flush and find its
- * flush id, not count it again.
+ * flush id, not count it again. On cue it also makes a late copy ({@link #holdNextChunkWith}): a statement held in
+ * transit after the gateway gave up on it, delivered later.
  *
  * <p>It also reads just enough of the protocols to count what happened: on PostgreSQL a flush's answer is the tag
  * {@code INSERT 0 n} ({@code n > 0}: committed, {@code n = 0}: its flush id was already there); on MySQL/MariaDB the
@@ -41,6 +47,12 @@ final class ChaosProxy {
   /** Connections opened before the latest {@link #stallOpenConnections()} forward nothing any more. */
   private volatile int stallGeneration;
   private final AtomicBoolean dropNextCommit = new AtomicBoolean();
+  /** Bytes that mark the gateway's next chunk to hold (see {@link #holdNextChunkWith}); null when none is wanted. */
+  private volatile byte[] holdMarker;
+  private final AtomicBoolean holding = new AtomicBoolean();
+  private final Queue<Link> heldLinks = new ConcurrentLinkedQueue<>();
+  /** Chunks held so far ({@link #holdNextChunkWith}). */
+  final AtomicInteger held = new AtomicInteger();
   private volatile Runnable onDroppedCommit = () -> { };
   private NetServer server;
   private NetClient client;
@@ -95,6 +107,28 @@ final class ChaosProxy {
     dropNextCommit.set(true);
   }
 
+  /**
+   * A late copy, on cue: the gateway's next chunk that holds {@code marker} (a counter id in a flush statement) and
+   * everything it sends after it on that connection stay in the proxy until {@link #releaseHeld}. The gateway gives up
+   * on the attempt and closes its side; the proxy keeps the database side open, forwards the held bytes when
+   * released (the statement then runs, its answer going nowhere) and closes it two seconds later.
+   */
+  void holdNextChunkWith(String marker) {
+    holdMarker = marker.getBytes(StandardCharsets.UTF_8);
+    holding.set(true);
+  }
+
+  /** Forwards what {@link #holdNextChunkWith} held to the database; returns whether anything was held. */
+  boolean releaseHeld() {
+    boolean any = false;
+    for (Link link = heldLinks.poll(); link != null; link = heldLinks.poll()) {
+      Link releasing = link;
+      releasing.context.runOnContext(v -> releasing.release());
+      any = true;
+    }
+    return any;
+  }
+
   int kills() {
     return killedDropping.get() + killedForwarding.get();
   }
@@ -128,6 +162,9 @@ final class ChaosProxy {
     private boolean commitSent;
     private boolean closed;
     private final int generation = stallGeneration;
+    private final Context context = vertx.getOrCreateContext();
+    /** The gateway's chunks held for a late copy; null when not holding. */
+    private List<Buffer> heldChunks;
 
     Link(NetSocket downstream, NetSocket upstream) {
       this.downstream = downstream;
@@ -149,7 +186,19 @@ final class ChaosProxy {
     }
 
     private void fromGateway(Buffer chunk) {
+      if (heldChunks != null) {
+        heldChunks.add(chunk);
+        return;
+      }
       if (closed || stalled()) {
+        return;
+      }
+      byte[] marker = holdMarker;
+      if (marker != null && indexOf(chunk, marker, 0) >= 0 && holding.compareAndSet(true, false)) {
+        heldChunks = new ArrayList<>();
+        heldChunks.add(chunk);
+        held.incrementAndGet();
+        heldLinks.add(this);
         return;
       }
       if (!postgres && indexOf(chunk, MYSQL_COMMIT, 0) >= 0) {
@@ -213,7 +262,23 @@ final class ChaosProxy {
       return postgres ? pgInsertTag(chunk, false) : commitSent;
     }
 
+    /** Sends the held chunks to the database as they came; its answers go nowhere; the connection ends soon after. */
+    void release() {
+      List<Buffer> chunks = heldChunks;
+      heldChunks = null;
+      closed = true;
+      downstream.close();
+      chunks.forEach(upstream::write);
+      vertx.setTimer(2_000, id -> upstream.close());
+    }
+
     private void close() {
+      if (heldChunks != null) {
+        // the gateway gave up on the held attempt: the database side stays open for the late copy
+        closed = true;
+        downstream.close();
+        return;
+      }
       if (!closed) {
         closed = true;
         downstream.close();

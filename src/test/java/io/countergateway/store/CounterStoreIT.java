@@ -48,14 +48,18 @@ class CounterStoreIT {
 
   @ParameterizedTest(name = "on {0}")
   @ValueSource(strings = {"postgres", "mariadb"})
-  @DisplayName("prunes flush ids older than the retention and keeps the recent ones")
+  @DisplayName("closes a flush source silent for the retention, keeping its ids, and deletes it with them a retention later")
   void prunesOldFlushIds(String database, Vertx vertx) throws InterruptedException {
     CounterStore store = store(vertx, database);
-    await(store.write(new Flush("old-" + UUID.randomUUID(), List.of(new FlushRow("likes", "prune", (short) 0, 1)))));
+    String old = "old" + UUID.randomUUID().toString().substring(0, 8) + "-0";
+    await(store.write(new Flush(old + ":0", List.of(new FlushRow("likes", "prune", (short) 0, 1)))));
     Thread.sleep(2_100);
-    Flush recent = new Flush("recent-" + UUID.randomUUID(), List.of(new FlushRow("likes", "prune", (short) 0, 1)));
+    assertThat(await(store.pruneFlushIds(2))).as("closed: its id is kept for its gateway").isZero();
+    Thread.sleep(2_100);
+    Flush recent = new Flush("recent" + UUID.randomUUID().toString().substring(0, 8) + "-0:0",
+      List.of(new FlushRow("likes", "prune", (short) 0, 1)));
     await(store.write(recent));
-    assertThat(await(store.pruneFlushIds(2))).isGreaterThanOrEqualTo(1);
+    assertThat(await(store.pruneFlushIds(2))).as("closed for the retention: deleted with its id").isGreaterThanOrEqualTo(1);
     assertThat(await(store.pruneFlushIds(2))).isZero();
     assertThat(await(store.write(recent))).isEqualTo(WriteOutcome.ALREADY_COMMITTED);
   }

@@ -20,7 +20,6 @@ import java.util.function.Supplier;
 
 import static io.countergateway.testing.GatewayFixture.await;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 @ExtendWith(VertxExtension.class)
 @DisplayName("Flush ids of settled flushes are deleted, behind a fence")
@@ -42,13 +41,20 @@ class FlushFenceIT {
       return DirectSql.longValue(sql, "SELECT fence FROM " + table + "_flush_sources WHERE source = '" + source + "'");
     }
 
+    long sources(String condition) {
+      return DirectSql.longValue(sql, "SELECT COUNT(*) FROM " + table + "_flush_sources WHERE " + condition);
+    }
+
     long sum(String id) {
       return DirectSql.longValue(sql, "SELECT COALESCE(SUM(count), 0) FROM " + table + " WHERE record_id = '" + id + "'");
     }
   }
 
   private static Writer writer(Vertx vertx, String database) {
-    String table = "fence_" + UUID.randomUUID().toString().substring(0, 8);
+    return writer(vertx, database, "fence_" + UUID.randomUUID().toString().substring(0, 8));
+  }
+
+  private static Writer writer(Vertx vertx, String database, String table) {
     Context loop = vertx.getOrCreateContext();
     Promise<CounterStore> created = Promise.promise();
     loop.runOnContext(v -> created.complete(SqlStores.create(vertx, DirectSql.options(database, table), 2, 30_000)));
@@ -95,8 +101,8 @@ class FlushFenceIT {
 
   @ParameterizedTest(name = "on {0}")
   @ValueSource(strings = {"postgres", "mariadb"})
-  @DisplayName("an unsettled flush keeps its id through any outage; a source silent past the retention is closed and its late flush fails")
-  void unsettledIdsStayAndDeadSourcesClose(String database, Vertx vertx) throws InterruptedException {
+  @DisplayName("a source closed while its gateway was cut off keeps its ids: the gateway answers the flush it holds as committed, writes the others under a new source, and deletes the closed one")
+  void closedSourceRecovers(String database, Vertx vertx) throws InterruptedException {
     Writer writer = writer(vertx, database);
     String source = "src" + UUID.randomUUID().toString().substring(0, 8) + "-1";
     String counter = "unsettled-" + source;
@@ -107,15 +113,67 @@ class FlushFenceIT {
     assertThat(writer.ids(source)).isEqualTo(1);
     assertThat(writer.call(() -> writer.store().write(flush))).as("a retry after the outage").isEqualTo(WriteOutcome.ALREADY_COMMITTED);
 
-    // the process is gone: nothing raised its fence or beat its heart for longer than the retention
+    // the gateway is cut off: nothing raised its fence or beat its heart for longer than the retention
     await(writer.sql().query("UPDATE " + writer.table() + "_flush_sources SET heartbeat_at = heartbeat_at - INTERVAL '2' DAY")
       .execute());
-    assertThat(writer.call(() -> writer.store().pruneFlushIds(86_400))).isEqualTo(1);
-    assertThat(writer.ids(source)).isZero();
+    assertThat(writer.call(() -> writer.store().pruneFlushIds(86_400))).as("ids deleted").isZero();
+    assertThat(writer.ids(source)).as("the closed source keeps its ids").isEqualTo(1);
     assertThat(writer.fence(source)).isEqualTo(Long.MAX_VALUE);
-    // PostgreSQL refuses it in the flush statement, MySQL in the transaction's first step
-    assertThatThrownBy(() -> writer.call(() -> writer.store().write(flush)))
-      .hasMessageMatching("(?s).*(closed as dead|flush_source_missing_or_closed).*");
+
+    // back: the unsettled flush is resolved by its id, a new one goes under a successor
+    assertThat(writer.call(() -> writer.store().write(flush))).isEqualTo(WriteOutcome.ALREADY_COMMITTED);
+    assertThat(writer.call(() -> writer.store().write(flush(source, 1, counter)))).isEqualTo(WriteOutcome.COMMITTED);
+    assertThat(writer.sum(counter)).isEqualTo(2);
+    waitFor(() -> writer.sources("source = '" + source + "'") == 0);
+    assertThat(writer.sources("source = '" + source + "'")).as("the closed source, once it holds nothing").isZero();
+    assertThat(writer.ids(source)).isZero();
+    assertThat(writer.sources("fence < " + Long.MAX_VALUE)).as("the successor").isEqualTo(1);
+  }
+
+  @ParameterizedTest(name = "on {0}")
+  @ValueSource(strings = {"postgres", "mariadb"})
+  @DisplayName("a voided id keeps a late copy of its flush out; voiding an id a late copy had committed says so")
+  void voidedIdsKeepLateCopiesOut(String database, Vertx vertx) {
+    Writer writer = writer(vertx, database);
+    String source = "src" + UUID.randomUUID().toString().substring(0, 8) + "-2";
+    String counter = "voided-" + source;
+    assertThat(writer.call(() -> writer.store().voidFlush(flush(source, 0, counter)))).isEqualTo(VoidOutcome.VOIDED);
+    assertThat(writer.call(() -> writer.store().voidFlush(flush(source, 0, counter)))).as("a repeated void")
+      .isEqualTo(VoidOutcome.VOIDED);
+    assertThat(writer.call(() -> writer.store().write(flush(source, 0, counter)))).as("a late copy")
+      .isEqualTo(WriteOutcome.ALREADY_COMMITTED);
+    assertThat(writer.sum(counter)).isZero();
+
+    assertThat(writer.call(() -> writer.store().write(flush(source, 1, counter)))).isEqualTo(WriteOutcome.COMMITTED);
+    assertThat(writer.call(() -> writer.store().voidFlush(flush(source, 1, counter)))).isEqualTo(VoidOutcome.ALREADY_COMMITTED);
     assertThat(writer.sum(counter)).isEqualTo(1);
+  }
+
+  @ParameterizedTest(name = "on {0}")
+  @ValueSource(strings = {"postgres", "mariadb"})
+  @DisplayName("a graceful stop deletes its sources; the prune deletes a source closed for the retention, with its ids")
+  void sourcesAreCleaned(String database, Vertx vertx) {
+    Writer writer = writer(vertx, database);
+    String source = "src" + UUID.randomUUID().toString().substring(0, 8) + "-3";
+    Flush flush = flush(source, 0, "cleaned-" + source);
+    assertThat(writer.call(() -> writer.store().write(flush))).isEqualTo(WriteOutcome.COMMITTED);
+    writer.call(() -> {
+      writer.store().flushSettled(flush);
+      return Future.succeededFuture();
+    });
+    writer.call(() -> writer.store().close());
+    assertThat(writer.sources("1 = 1")).as("sources after a graceful stop").isZero();
+    assertThat(writer.ids(source)).isZero();
+
+    // a process that died with an unsettled flush, closed by a prune a retention ago
+    await(writer.sql().query("INSERT INTO " + writer.table() + "_flush_sources (source, fence) VALUES ('dead-9', "
+      + Long.MAX_VALUE + ")").execute());
+    await(writer.sql().query("INSERT INTO " + writer.table() + "_flushes (flush_id) VALUES ('dead-9:0')").execute());
+    Writer pruner = writer(vertx, database, writer.table());
+    assertThat(pruner.call(() -> pruner.store().pruneFlushIds(86_400))).as("closed just now: kept").isZero();
+    await(writer.sql().query("UPDATE " + writer.table() + "_flush_sources SET closed_at = heartbeat_at - INTERVAL '2' DAY")
+      .execute());
+    assertThat(pruner.call(() -> pruner.store().pruneFlushIds(86_400))).isEqualTo(1);
+    assertThat(writer.sources("1 = 1")).isZero();
   }
 }

@@ -4,6 +4,7 @@ import io.countergateway.store.Flush;
 import io.countergateway.store.FlushRow;
 import io.countergateway.model.CounterKey;
 import io.countergateway.store.CounterStore;
+import io.countergateway.store.VoidOutcome;
 import io.countergateway.store.WriteOutcome;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -29,7 +30,7 @@ import java.util.function.Predicate;
  */
 public final class ScriptedStore implements CounterStore {
   /** What the next write attempt does; once the script is empty, attempts commit. */
-  public sealed interface Step permits Commit, Fail, CommitThenLoseAnswer, Hold {
+  public sealed interface Step permits Commit, Fail, CommitThenLoseAnswer, Hold, ReleaseThenFail {
   }
 
   public record Commit() implements Step {
@@ -46,10 +47,18 @@ public final class ScriptedStore implements CounterStore {
   public record Hold() implements Step {
   }
 
+  /** The oldest held write is released first (a late copy that reaches the database now), then this attempt fails. */
+  public record ReleaseThenFail(Throwable cause) implements Step {
+  }
+
   public final List<Flush> attempts = new ArrayList<>();
   /** The ids of every SUM query, in the order they were sent. */
   public final List<List<String>> sumQueries = new ArrayList<>();
   public final Set<String> committedIds = new HashSet<>();
+  /** Ids voided after a refused value ({@link #voidFlush}): a late attempt of one of them writes nothing. */
+  public final Set<String> voidedIds = new HashSet<>();
+  /** The ids of every void, in order. */
+  public final List<String> voids = new ArrayList<>();
   /** Attempts that wrote rows; more than {@code committedIds.size()} would mean an id was committed twice. */
   public int commits;
   public final Map<CounterKey, BigInteger> table = new HashMap<>();
@@ -136,6 +145,10 @@ public final class ScriptedStore implements CounterStore {
     if (step instanceof Fail fail) {
       return Future.failedFuture(fail.cause());
     }
+    if (step instanceof ReleaseThenFail releaseThenFail) {
+      release();
+      return Future.failedFuture(releaseThenFail.cause());
+    }
     if (step instanceof Hold) {
       Promise<WriteOutcome> answer = Promise.promise();
       held.add(() -> answer.handle(commit(flush)));
@@ -147,7 +160,7 @@ public final class ScriptedStore implements CounterStore {
   }
 
   private Future<WriteOutcome> commit(Flush flush) {
-    if (committedIds.contains(flush.id())) {
+    if (committedIds.contains(flush.id()) || voidedIds.contains(flush.id())) {
       return Future.succeededFuture(WriteOutcome.ALREADY_COMMITTED);
     }
     if (flush.rows().stream().anyMatch(refused)) {
@@ -159,6 +172,17 @@ public final class ScriptedStore implements CounterStore {
       table.merge(new CounterKey(row.type(), row.id()), BigInteger.valueOf(row.delta()), BigInteger::add);
     }
     return Future.succeededFuture(WriteOutcome.COMMITTED);
+  }
+
+  /** As the real stores: the id inserted as voided, unless it is there (committed: the flush counted whole). */
+  @Override
+  public Future<VoidOutcome> voidFlush(Flush flush) {
+    voids.add(flush.id());
+    if (committedIds.contains(flush.id())) {
+      return Future.succeededFuture(VoidOutcome.ALREADY_COMMITTED);
+    }
+    voidedIds.add(flush.id());
+    return Future.succeededFuture(VoidOutcome.VOIDED);
   }
 
   @Override

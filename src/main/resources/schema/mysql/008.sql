@@ -1,0 +1,9 @@
+-- Flush sources that recover, and voided flush ids (src/DESIGN.md §4, FlushFence).
+-- closed_at: when the prune closed a silent source. A closed source keeps its flush ids, so the gateway it belonged
+-- to (cut off, paused, not dead) can resolve its unsettled flushes by them, and goes with them a further retention
+-- after closed_at. voided: the id of a flush the database refused a value of, inserted before the flush is split or
+-- refused, so that a late copy of an earlier attempt finds it and writes nothing.
+-- MySQL 8 has no ADD COLUMN IF NOT EXISTS: "duplicate column name" (1060) from an interrupted earlier run counts as
+-- applied.
+ALTER TABLE ${table}_flush_sources ADD COLUMN closed_at TIMESTAMP(3) NULL DEFAULT NULL;
+ALTER TABLE ${table}_flushes ADD COLUMN voided BOOLEAN NOT NULL DEFAULT FALSE

@@ -1,0 +1,11 @@
+package io.countergateway.faults;
+
+import org.junit.jupiter.api.DisplayName;
+
+@DisplayName("A split racing a late copy of its first attempt, on embedded MariaDB")
+class MariaDbSplitRaceIT extends SplitRaceFaultTest {
+  @Override
+  FaultDatabase database() {
+    return FaultDatabase.MARIADB;
+  }
+}

@@ -1,0 +1,11 @@
+package io.countergateway.faults;
+
+import org.junit.jupiter.api.DisplayName;
+
+@DisplayName("Flush sources closed, idle and restarted, on embedded PostgreSQL")
+class PostgresFlushSourceIT extends FlushSourceFaultTest {
+  @Override
+  FaultDatabase database() {
+    return FaultDatabase.POSTGRES;
+  }
+}

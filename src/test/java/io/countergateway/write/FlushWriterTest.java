@@ -1,0 +1,149 @@
+package io.countergateway.write;
+
+import io.countergateway.config.BatchingOptions;
+import io.countergateway.config.GatewayConfig;
+import io.countergateway.model.ApiError;
+import io.countergateway.model.CounterKey;
+import io.countergateway.runtime.GatewayState;
+import io.countergateway.store.Flush;
+import io.countergateway.store.FlushOutcomeUnknownException;
+import io.countergateway.store.FlushRow;
+import io.countergateway.testing.EventLoop;
+import io.countergateway.testing.ScriptedStore;
+import io.countergateway.testing.ScriptedStore.Fail;
+import io.countergateway.testing.ScriptedStore.Hold;
+import io.countergateway.testing.ScriptedStore.ReleaseThenFail;
+import io.vertx.core.Context;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The flush writer's split invariant against a late copy of a first attempt (src/DESIGN.md §4 "Exactly once"): an
+ * attempt held past writeTimeoutMs reaches the store only after the retry, on other slots, was refused a value.
+ */
+@DisplayName("The flush writer, against late copies of its attempts")
+class FlushWriterTest {
+  private static final long NANOS = 0;
+  private Vertx vertx;
+  private Context loop;
+  private ScriptedStore store;
+  private GatewayState state;
+
+  @BeforeEach
+  void setUp() {
+    vertx = Vertx.vertx();
+    loop = vertx.getOrCreateContext();
+    store = new ScriptedStore();
+    state = new GatewayState();
+  }
+
+  @AfterEach
+  void tearDown() throws Exception {
+    vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+  }
+
+  private FlushWriter writer() {
+    BatchingOptions options = GatewayConfig.fromJson(new JsonObject()
+      .put("batching", new JsonObject().put("writeTimeoutMs", 100).put("retryInitialMs", 1).put("retryMaxMs", 5))
+      .put("namespaces", new JsonObject().put("likes", new JsonObject().put("slots", 2)))).getBatching();
+    // a retry moves every row to slot 0, as a new round of the coalescer's lane would move it to another slot
+    return EventLoop.call(loop, () -> new FlushWriter(vertx, store, options, state,
+      flush -> flush.reslotted(row -> row.withSlot((short) 0)), () -> NANOS));
+  }
+
+  private static Ack ack(String id) {
+    return new Ack(new CounterKey("likes", id), 1, Long.MAX_VALUE);
+  }
+
+  private static Flush flush(String... ids) {
+    return new Flush("src-0:1", java.util.Arrays.stream(ids).map(id -> new FlushRow("likes", id, (short) 1, 1)).toList());
+  }
+
+  private static Throwable outcome(Future<?> future) {
+    try {
+      future.toCompletionStage().toCompletableFuture().get(20, TimeUnit.SECONDS);
+      return null;
+    } catch (ExecutionException e) {
+      return e.getCause();
+    } catch (Exception e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  private void write(FlushWriter writer, Flush flush, List<Ack> acks) {
+    assertThat(outcome(EventLoop.call(loop, () -> writer.write(flush, acks)))).isNull();
+  }
+
+  @Test
+  @DisplayName("a split flush and a late copy of its first attempt: the late copy writes nothing, the 200 is counted once")
+  void splitThenLateFirstAttempt() {
+    FlushWriter writer = writer();
+    // the first attempt (slot 1) is held past writeTimeoutMs; its retry on slot 0 overflows "full"
+    store.then(new Hold()).refuseRows(row -> row.id().equals("full") && row.slot() == 0);
+    Ack other = ack("other");
+    Ack full = ack("full");
+    write(writer, flush("full", "other"), List.of(full, other));
+    assertThat(outcome(other.future())).as("the counter that was written").isNull();
+    assertThat(outcome(full.future())).isInstanceOfSatisfying(ApiError.class, e -> assertThat(e.status()).isEqualTo(422));
+
+    // now the held first attempt reaches the store, under the original id, on slot 1 where nothing overflows
+    assertThat(EventLoop.call(loop, store::release)).isTrue();
+    assertThat(store.value("likes", "other")).as("the answered 200, counted once").isEqualTo(1);
+    assertThat(store.value("likes", "full")).as("the answered 422, not counted").isZero();
+    assertThat(store.voids).as("voided before the halves and before the 422").containsExactly("src-0:1", "src-0:1.0");
+  }
+
+  @Test
+  @DisplayName("a single refused row and a late copy of its first attempt: the 422 stays true")
+  void refusedRowThenLateFirstAttempt() {
+    FlushWriter writer = writer();
+    store.then(new Hold()).refuseRows(row -> row.id().equals("full") && row.slot() == 0);
+    Ack full = ack("full");
+    write(writer, flush("full"), List.of(full));
+    assertThat(outcome(full.future())).isInstanceOfSatisfying(ApiError.class, e -> assertThat(e.status()).isEqualTo(422));
+
+    assertThat(EventLoop.call(loop, store::release)).isTrue();
+    assertThat(store.value("likes", "full")).as("answered 422: not counted").isZero();
+  }
+
+  @Test
+  @DisplayName("a late copy that committed the flush whole before the void: every request is answered as committed, counted once")
+  void lateCopyCommittedFirst() {
+    FlushWriter writer = writer();
+    // the held first attempt lands (on slot 1) right before the retry (on slot 0) is refused
+    store.then(new Hold(), new ReleaseThenFail(ScriptedStore.sqlState("22003")));
+    Ack other = ack("other");
+    Ack full = ack("full");
+    write(writer, flush("full", "other"), List.of(full, other));
+    assertThat(outcome(other.future())).isNull();
+    assertThat(outcome(full.future())).isNull();
+    assertThat(store.value("likes", "other")).isEqualTo(1);
+    assertThat(store.value("likes", "full")).isEqualTo(1);
+    assertThat(store.attempts).as("no split: the flush had committed whole").hasSize(2);
+  }
+
+  @Test
+  @DisplayName("a flush whose outcome can no longer be known is answered 504 and not retried")
+  void outcomeUnknown() {
+    FlushWriter writer = writer();
+    store.then(new Fail(new FlushOutcomeUnknownException("its source vanished")));
+    Ack one = ack("one");
+    write(writer, flush("one"), List.of(one));
+    assertThat(outcome(one.future())).isInstanceOfSatisfying(ApiError.class, e -> {
+      assertThat(e.status()).isEqualTo(504);
+      assertThat(e.code()).isEqualTo("outcome_unknown");
+    });
+    assertThat(store.attempts).hasSize(1);
+  }
+}
