@@ -25,6 +25,9 @@ public final class GatewayState implements WriterHealth {
   private final Episode shedding = new Episode("shedding",
     "shedding load: new increments get 503 until pending counters and waiting requests fit again",
     "shedding over: increments are taken again");
+  private final Episode replay = new Episode("journal_replay",
+    "resolving the flushes a journal replay carried over (each by its flush id); not ready until they settle",
+    "journal replay resolved: every carried-over flush is settled");
   private final AtomicLong drainedCounters = new AtomicLong();
   private final AtomicLong undrainedCounters = new AtomicLong();
   private final KeysInFlight keysInFlight = new KeysInFlight();
@@ -43,7 +46,7 @@ public final class GatewayState implements WriterHealth {
   }
 
   public boolean writersHealthy() {
-    return failingWriters() == 0 && sheddingWriters() == 0;
+    return failingWriters() == 0 && sheddingWriters() == 0 && replay.writers.get() == 0;
   }
 
   /** Ready as far as this process knows (the database ping of {@code /health/ready} aside). */
@@ -67,6 +70,11 @@ public final class GatewayState implements WriterHealth {
   @Override
   public void writerShedding(boolean nowShedding) {
     shedding.change(nowShedding);
+  }
+
+  @Override
+  public void writerReplaying(boolean nowReplaying) {
+    replay.change(nowReplaying);
   }
 
   /** One coalescer's part of a graceful stop: counters it flushed, and those it could not within the timeout. */

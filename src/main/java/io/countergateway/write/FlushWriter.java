@@ -24,6 +24,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.BiFunction;
 import java.util.function.LongSupplier;
 import java.util.function.UnaryOperator;
 
@@ -52,6 +53,8 @@ final class FlushWriter {
   private final WriterHealth health;
   private final LongSupplier nanoClock;
   private final UnaryOperator<Flush> reslot;
+  /** Records a split before its halves are attempted (the journal's; see {@link #split}). */
+  private final BiFunction<Flush, List<Flush>, Future<Void>> replaced;
   private final Context context;
   private final Thread eventLoop;
   private boolean failing;
@@ -73,7 +76,8 @@ final class FlushWriter {
 
   /** {@code reslot} gives the same flush on the slots of a new round, for retries. */
   FlushWriter(Vertx vertx, CounterStore store, BatchingOptions options, WriterHealth health, UnaryOperator<Flush> reslot,
-              LongSupplier nanoClock) {
+              LongSupplier nanoClock, BiFunction<Flush, List<Flush>, Future<Void>> replaced) {
+    this.replaced = replaced;
     this.vertx = vertx;
     this.store = store;
     this.options = options;
@@ -177,9 +181,13 @@ final class FlushWriter {
     List<Ack> leftAcks = new ArrayList<>();
     List<Ack> rightAcks = new ArrayList<>();
     acks.forEach(ack -> (leftKeys.contains(ack.key) ? leftAcks : rightAcks).add(ack));
+    Flush leftHalf = flush.half(0, left);
+    Flush rightHalf = flush.half(1, right);
     Promise<Void> leftSettled = Promise.promise();
-    leftSettled.future().onComplete(done -> attempt(flush.half(1, right), rightAcks, 0, settled));
-    attempt(flush.half(0, left), leftAcks, 0, leftSettled);
+    leftSettled.future().onComplete(done -> attempt(rightHalf, rightAcks, 0, settled));
+    // the journal learns of the halves before either is attempted: a replay resolves them, not the parent
+    replaced.apply(flush, List.of(leftHalf, rightHalf))
+      .onComplete(recorded -> attempt(leftHalf, leftAcks, 0, leftSettled));
   }
 
   private void refuse(Flush flush, List<Ack> acks, Throwable cause) {
@@ -198,6 +206,11 @@ final class FlushWriter {
     }
   }
 
+
+  /** Whether the last attempt failed for a reason other than a refused value (an outage). */
+  boolean isFailing() {
+    return failing;
+  }
 
   private void setFailing(boolean nowFailing) {
     if (failing != nowFailing) {
