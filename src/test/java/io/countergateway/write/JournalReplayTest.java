@@ -182,6 +182,24 @@ class JournalReplayTest {
   }
 
   @Test
+  @DisplayName("an accepted increment that forms a flush at once (maxKeys 1) is answered once the frame holding both is written")
+  void flushFormedByTheIncrementItself() {
+    GatewayConfig config = GatewayConfig.fromJson(new JsonObject()
+      .put("batching", new JsonObject().put("maxKeys", 1))
+      .put("journal", new JsonObject().put("dir", dir.toString()))
+      .put("namespaces", new JsonObject().put("likes", new JsonObject().put("slots", 4))));
+    store.then(new ScriptedStore.Hold());
+    Vertx vertx = Vertx.vertx();
+    started.add(vertx);
+    Context loop = vertx.getOrCreateContext();
+    Journal journal = await(EventLoop.call(loop, () -> Journal.open(vertx, config.getJournal(), 0, 1, full -> { })));
+    Coalescer coalescer = EventLoop.call(loop, () -> new Coalescer(vertx, store, config, new GatewayState(), 0, () -> 0,
+      System::nanoTime, journal));
+    Future<Void> answered = EventLoop.call(loop, () -> coalescer.accept(new Increment(new CounterKey("likes", "alone"), 1)));
+    assertThat(answered.toCompletionStage().toCompletableFuture()).succeedsWithin(java.time.Duration.ofSeconds(5));
+  }
+
+  @Test
   @DisplayName("a journal past maxBytes refuses with 503 journal_full and takes nothing")
   void journalFull() {
     for (int i = 0; i < 100_000; i++) {

@@ -107,6 +107,8 @@ public final class Journal {
   private boolean frameForce;
   private boolean forceRequested;
   private boolean writing;
+  /** The frame being written: what a caller waits on when all it appended is in it. */
+  private Promise<Void> writingFrame;
   private long writtenLsn;
   private long durableLsn;
   private final ArrayDeque<Segment> segments = new ArrayDeque<>();
@@ -249,6 +251,10 @@ public final class Journal {
   public Future<Void> committed() {
     if (closed) {
       return DONE;
+    }
+    if (buffer.length() == 0) {
+      // everything appended is in the frame being written (say, cut by a flush's record just now), or written
+      return writing ? writingFrame.future() : failed ? Future.failedFuture("the journal cannot be written") : DONE;
     }
     if (options.getFsync() == JournalOptions.Fsync.ALWAYS) {
       frameForce = true;
@@ -414,8 +420,9 @@ public final class Journal {
     boolean force = frameForce || forceRequested || options.getFsync() == JournalOptions.Fsync.ALWAYS;
     frameForce = false;
     forceRequested = false;
-    Promise<Void> waiting = framePromise;
+    Promise<Void> waiting = framePromise != null ? framePromise : Promise.promise();
     framePromise = null;
+    writingFrame = waiting;
     writing = true;
     Path newFile = roll ? segment.path : null;
     worker.<Void>executeBlocking(() -> {
@@ -428,9 +435,7 @@ public final class Journal {
         if (force) {
           durableLsn = end;
         }
-        if (waiting != null) {
-          waiting.complete();
-        }
+        waiting.complete();
       } else {
         fail(done.cause(), waiting);
       }
