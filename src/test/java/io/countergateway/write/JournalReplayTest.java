@@ -164,6 +164,35 @@ class JournalReplayTest {
   }
 
   @Test
+  @DisplayName("a flush split around a refused row, its first half committed and the second in flight at the crash: "
+    + "the replay resolves the halves by their ids, so the first half is not written again")
+  void splitThenCrash() {
+    // the first attempt (the whole flush) is refused for row z; later attempts take z
+    store.refuseRows(row -> row.id().equals("z") && store.attempts.size() == 1);
+    store.then(new ScriptedStore.Commit(), new ScriptedStore.Commit(), new ScriptedStore.Hold());
+    Run first = new Run();
+    List<Future<Void>> answers = first.on(() -> List.of(
+      first.coalescer.accept(new Increment(new CounterKey("likes", "a"), 1)),
+      first.coalescer.accept(new Increment(new CounterKey("likes", "z"), 1))));
+    await(Future.all(answers));
+    await(first.on(() -> store.whenHeld(1)));
+    assertThat(store.attempts).hasSize(3);
+    first.crash();
+    Run second = new Run();
+    awaitTotal(second, "a", 1);
+    awaitTotal(second, "z", 1);
+    second.on(() -> {
+      try {
+        return store.release(); // the late copy of the second half
+      } catch (java.util.concurrent.RejectedExecutionException firstRunIsGone) {
+        return true;
+      }
+    });
+    assertThat(second.on(() -> total("a") + total("z"))).isEqualTo(2);
+    assertThat(store.commits).isEqualTo(store.committedIds.size());
+  }
+
+  @Test
   @DisplayName("a drain that finds the database failing leaves the journal at once, and the restart writes it")
   void drainLeavesTheJournal() {
     for (int i = 0; i < 10_000; i++) {
