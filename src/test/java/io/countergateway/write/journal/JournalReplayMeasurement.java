@@ -40,6 +40,11 @@ class JournalReplayMeasurement {
       Context loop = vertx.getOrCreateContext();
       JournalOptions options = JournalOptions.of(dir.toString(), JournalOptions.Fsync.ALWAYS, 64L << 20, 1L << 40);
       Journal journal = await(EventLoop.call(loop, () -> Journal.open(vertx, options, 0, 1, full -> { })));
+      io.micrometer.core.instrument.simple.SimpleMeterRegistry registry = new io.micrometer.core.instrument.simple.SimpleMeterRegistry();
+      EventLoop.call(loop, () -> {
+        journal.registerMetrics(registry, io.micrometer.core.instrument.Tags.empty());
+        return null;
+      });
       long appendStarted = System.nanoTime();
       for (int from = 0; from < increments; from += 10_000) {
         int first = from;
@@ -60,6 +65,13 @@ class JournalReplayMeasurement {
       long appendMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - appendStarted);
       await(EventLoop.call(loop, () -> journal.close(false)));
       long bytes = bytesOnDisk();
+      io.micrometer.core.instrument.Timer fsyncs = registry.get("gateway.journal.fsync.duration").timer();
+      StringBuilder quantiles = new StringBuilder();
+      for (var value : fsyncs.takeSnapshot().percentileValues()) {
+        quantiles.append(String.format(" p%s %.2f ms", value.percentile(), value.value(TimeUnit.MILLISECONDS)));
+      }
+      System.out.printf("journal: %,d fsyncs for %,d increments (%,.0f per fsync);%s; max %.2f ms%n", fsyncs.count(),
+        increments, (double) increments / fsyncs.count(), quantiles, fsyncs.max(TimeUnit.MILLISECONDS));
 
       long replayStarted = System.nanoTime();
       Journal replayed = await(EventLoop.call(loop, () -> Journal.open(vertx, options, 0, 1, full -> { })));
