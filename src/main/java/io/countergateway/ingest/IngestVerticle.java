@@ -119,12 +119,12 @@ public class IngestVerticle extends VerticleBase {
     int pendingAtStop = writes.pendingKeys();
     Future<Void> drained = writes.drain()
       .timeout(timeoutMs, TimeUnit.MILLISECONDS)
-      .onComplete(done -> services.state().drained(pendingAtStop - writes.pendingKeys(), writes.pendingKeys()))
-      .onSuccess(done -> {
-        if (writes.leftInJournal()) {
-          LOG.atWarn().addKeyValue("event", "drain_left_in_journal").addKeyValue("verticle", index)
-            .addKeyValue("counters", writes.pendingKeys())
-            .log("shutdown: the database is failing; what is pending stays in the journal and is replayed at the next start");
+      .onComplete(done -> {
+        if (done.succeeded() && writes.leftInJournal()) {
+          services.state().drained(pendingAtStop - writes.pendingKeys(), 0);
+          services.state().leftInJournal(writes.pendingKeys());
+        } else {
+          services.state().drained(pendingAtStop - writes.pendingKeys(), writes.pendingKeys());
         }
       })
       .onFailure(e -> LOG.error("shutdown: {} counters (or requests with idempotency keys) could not be written within "

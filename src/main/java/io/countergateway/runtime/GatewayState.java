@@ -30,6 +30,7 @@ public final class GatewayState implements WriterHealth {
     "journal replay resolved: every carried-over flush is settled");
   private final AtomicLong drainedCounters = new AtomicLong();
   private final AtomicLong undrainedCounters = new AtomicLong();
+  private final AtomicLong journaledCounters = new AtomicLong();
   private final KeysInFlight keysInFlight = new KeysInFlight();
 
   /** Idempotency keys whose request this gateway is writing now, on any of its event loops. */
@@ -83,8 +84,21 @@ public final class GatewayState implements WriterHealth {
     undrainedCounters.addAndGet(unflushedCounters);
   }
 
+  /** One coalescer's part of a graceful stop that found its database failing: counters left to the journal's replay. */
+  public void leftInJournal(int counters) {
+    journaledCounters.addAndGet(counters);
+  }
+
   public void logDrain(long startNanos) {
     long left = undrainedCounters.get();
+    long journaled = journaledCounters.get();
+    if (left == 0 && journaled > 0) {
+      LOG.atWarn().addKeyValue("event", "drain").addKeyValue("counters_flushed", drainedCounters.get())
+        .addKeyValue("counters_not_flushed", 0).addKeyValue("counters_in_journal", journaled)
+        .addKeyValue("duration_ms", millisSince(startNanos))
+        .log("drained to the journal: the database is failing; what is pending is replayed at the next start");
+      return;
+    }
     (left == 0 ? LOG.atInfo() : LOG.atError()).addKeyValue("event", "drain")
       .addKeyValue("counters_flushed", drainedCounters.get()).addKeyValue("counters_not_flushed", left)
       .addKeyValue("duration_ms", millisSince(startNanos))
