@@ -71,6 +71,11 @@ public final class Journal {
   private static final long RELEASE_INTERVAL_MS = 1_000;
   private static final int SNAPSHOT_BATCH = 1_000;
   private static final Future<Void> DONE = Future.succeededFuture();
+  /**
+   * Two: while one frame is being forced, the next is already queued behind it on the worker, so the worker never idles
+   * for the round trip to the event loop (the frames still go to disk one after the other).
+   */
+  private static final int FRAMES_IN_FLIGHT = 2;
 
   /** What a replay hands the coalescer: deltas to hold again, and flushes to write again under their own ids. */
   public record Recovered(Map<CounterKey, Long> pending, List<Flush> unsettled) {
@@ -98,17 +103,21 @@ public final class Journal {
   private final WorkerExecutor worker;
   private final Consumer<Boolean> fullChanged;
   private final Thread eventLoop;
+  private final io.vertx.core.Context context;
 
   // event loop
   private final JournalRecords.Out buffer = new JournalRecords.Out(64 * 1024);
   private long appendedLsn;
   private long cutLsn;
-  private Promise<Void> framePromise;
-  private boolean frameForce;
+  /** The next frame's waiters: those answered once it is written, and those once it is forced. */
+  private Promise<Void> nextWritten;
+  private Promise<Void> nextForced;
   private boolean forceRequested;
-  private boolean writing;
-  /** The frame being written: what a caller waits on when all it appended is in it. */
-  private Promise<Void> writingFrame;
+  /** Frames handed to the worker and not yet done; at most {@link #FRAMES_IN_FLIGHT}, written in order. */
+  private int framesInFlight;
+  /** The newest frame handed to the worker: what a caller waits on when all it appended is in it. */
+  private Promise<Void> lastWritten;
+  private Promise<Void> lastForced;
   private long writtenLsn;
   private long durableLsn;
   private final ArrayDeque<Segment> segments = new ArrayDeque<>();
@@ -146,6 +155,7 @@ public final class Journal {
     this.worker = worker;
     this.fullChanged = fullChanged;
     this.eventLoop = Thread.currentThread();
+    this.context = vertx.getOrCreateContext();
     this.needed = () -> appendedLsn;
   }
 
@@ -252,16 +262,31 @@ public final class Journal {
     if (closed) {
       return DONE;
     }
+    boolean always = options.getFsync() == JournalOptions.Fsync.ALWAYS;
+    if (failed) {
+      return Future.failedFuture("the journal cannot be written");
+    }
     if (buffer.length() == 0) {
-      // everything appended is in the frame being written (say, cut by a flush's record just now), or written
-      return writing ? writingFrame.future() : failed ? Future.failedFuture("the journal cannot be written") : DONE;
+      // everything appended is in a frame handed to the worker (say, cut by a flush's record just now), or done
+      return framesInFlight == 0 ? DONE : always ? lastForced.future() : lastWritten.future();
     }
-    if (options.getFsync() == JournalOptions.Fsync.ALWAYS) {
-      frameForce = true;
-    }
-    Future<Void> frame = frameFuture();
+    Future<Void> frame = always ? nextForced() : nextWritten();
     kick();
     return frame;
+  }
+
+  private Future<Void> nextWritten() {
+    if (nextWritten == null) {
+      nextWritten = Promise.promise();
+    }
+    return nextWritten.future();
+  }
+
+  private Future<Void> nextForced() {
+    if (nextForced == null) {
+      nextForced = Promise.promise();
+    }
+    return nextForced.future();
   }
 
   /**
@@ -338,10 +363,10 @@ public final class Journal {
     if (closed) {
       return DONE;
     }
-    frameForce = true;
+    forceRequested = true;
     kick();
     Promise<Void> idle = Promise.promise();
-    if (!writing && buffer.length() == 0) {
+    if (framesInFlight == 0 && buffer.length() == 0) {
       idle.complete();
     } else {
       idleWaiters.add(idle);
@@ -366,35 +391,28 @@ public final class Journal {
     appendedTotal = appendedLsn;
   }
 
+  /** The next frame, forced whatever the policy; a journal that cannot write does not hold the flush back. */
   private Future<Void> forced() {
-    frameForce = true;
-    Future<Void> frame = frameFuture();
+    if (failed) {
+      return DONE;
+    }
+    Future<Void> frame = nextForced();
     kick();
     return frame.recover(failure -> DONE);
   }
 
-  private Future<Void> frameFuture() {
-    if (failed) {
-      return Future.failedFuture("the journal cannot be written");
-    }
-    if (framePromise == null) {
-      framePromise = Promise.promise();
-    }
-    return framePromise.future();
-  }
-
   private void kick() {
-    if (!writing && !closed) {
+    if (framesInFlight < FRAMES_IN_FLIGHT && !closed) {
       cut();
     }
   }
 
-  /** Hands the buffer to the worker as one frame (group commit: everything appended since the last write). */
+  /** Hands the buffer to the worker as one frame (group commit: everything appended since the last cut). */
   private void cut() {
     if (buffer.length() == 0) {
-      if (forceRequested && durableLsn < writtenLsn) {
+      if (forceRequested && durableLsn < writtenLsn && framesInFlight == 0) {
         forceOnly();
-      } else {
+      } else if (framesInFlight == 0) {
         completeIdle();
       }
       return;
@@ -417,27 +435,32 @@ public final class Journal {
     cutLsn = end;
     segment.endLsn = end;
     segment.bytes += payload.length + JournalReader.FRAME_HEADER_BYTES;
-    boolean force = frameForce || forceRequested || options.getFsync() == JournalOptions.Fsync.ALWAYS;
-    frameForce = false;
+    boolean force = nextForced != null || forceRequested || options.getFsync() == JournalOptions.Fsync.ALWAYS;
     forceRequested = false;
-    Promise<Void> waiting = framePromise != null ? framePromise : Promise.promise();
-    framePromise = null;
-    writingFrame = waiting;
-    writing = true;
+    Promise<Void> written = nextWritten != null ? nextWritten : Promise.promise();
+    Promise<Void> forced = force ? (nextForced != null ? nextForced : Promise.promise()) : null;
+    nextWritten = null;
+    nextForced = null;
+    lastWritten = written;
+    lastForced = forced != null ? forced : written;
+    framesInFlight++;
     Path newFile = roll ? segment.path : null;
+    // under always nobody waits for the write alone
+    Promise<Void> answeredEarly = options.getFsync() == JournalOptions.Fsync.ALWAYS ? null : written;
     worker.<Void>executeBlocking(() -> {
-      writeFrame(newFile, payload, force);
+      writeFrame(newFile, payload, force, answeredEarly);
       return null;
     }, true).onComplete(done -> {
-      writing = false;
+      framesInFlight--;
       if (done.succeeded()) {
-        writtenLsn = end;
+        writtenLsn = Math.max(writtenLsn, end);
+        written.tryComplete();
         if (force) {
-          durableLsn = end;
+          durableLsn = Math.max(durableLsn, end);
+          forced.tryComplete();
         }
-        waiting.complete();
       } else {
-        fail(done.cause(), waiting);
+        fail(done.cause(), written, forced);
       }
       cut();
     });
@@ -447,16 +470,16 @@ public final class Journal {
   private void forceOnly() {
     forceRequested = false;
     long upTo = writtenLsn;
-    writing = true;
+    framesInFlight++;
     worker.<Void>executeBlocking(() -> {
       force();
       return null;
     }, true).onComplete(done -> {
-      writing = false;
+      framesInFlight--;
       if (done.succeeded()) {
         durableLsn = Math.max(durableLsn, upTo);
       } else {
-        fail(done.cause(), null);
+        fail(done.cause(), null, null);
       }
       cut();
     });
@@ -475,7 +498,7 @@ public final class Journal {
    * in memory and writes it as before the journal; new accepted increments are refused until a restart (readiness
    * 503), so nothing more is answered on a promise the disk cannot keep.
    */
-  private void fail(Throwable cause, Promise<Void> waiting) {
+  private void fail(Throwable cause, Promise<Void> written, Promise<Void> forced) {
     if (!failed) {
       failed = true;
       LOG.atError().addKeyValue("event", "journal_failed").addKeyValue("dir", dir.toString())
@@ -483,14 +506,13 @@ public final class Journal {
           + "holds stays in memory and is written to the database as usual", cause.toString());
       setFull(true);
     }
-    if (waiting != null) {
-      waiting.fail(cause);
+    for (Promise<Void> waiting : java.util.Arrays.asList(written, forced, nextWritten, nextForced)) {
+      if (waiting != null) {
+        waiting.tryFail(cause);
+      }
     }
-    if (framePromise != null) {
-      Promise<Void> next = framePromise;
-      framePromise = null;
-      next.fail(cause);
-    }
+    nextWritten = null;
+    nextForced = null;
   }
 
   // ---- event loop: bounds, deletion, age ----
@@ -568,7 +590,7 @@ public final class Journal {
 
   // ---- the worker's ----
 
-  private void writeFrame(Path newFile, byte[] payload, boolean force) throws IOException {
+  private void writeFrame(Path newFile, byte[] payload, boolean force, Promise<Void> written) throws IOException {
     if (newFile != null) {
       if (channel != null) {
         channel.force(false); // an fsync of the next segment must not leave this one's tail unsynced
@@ -584,6 +606,10 @@ public final class Journal {
       .putInt((int) crc.getValue()).flip();
     writeFully(header, ByteBuffer.wrap(payload));
     if (force) {
+      if (written != null) {
+        // what waits only for the write (everyMs, off) is answered now, not after the fsync
+        context.runOnContext(v -> written.tryComplete());
+      }
       force();
     }
   }
@@ -726,7 +752,7 @@ public final class Journal {
 
     nextSegno = highest + 1;
     Segment first = new Segment(dir.resolve(fileName(index, nextSegno++)), 0);
-    writeFrame(first.path, payload, true);
+    writeFrame(first.path, payload, true, null);
     first.endLsn = payload.length;
     first.bytes = JournalReader.FILE_HEADER_BYTES + JournalReader.FRAME_HEADER_BYTES + payload.length;
     segments.add(first);
