@@ -120,13 +120,24 @@ abstract class JournalFaultTest extends FaultTest {
   @Test
   @DisplayName("beacons answered 204 while the database is read-only survive SIGTERM and a torn journal tail: SUM = 204s after the restart")
   void outageStopRestart() throws IOException {
+    outageThenRestart(false);
+  }
+
+  @Test
+  @DisplayName("beacons answered 204 while the database is read-only survive kill -9: SUM = 204s after the restart")
+  void outageKillRestart() throws IOException {
+    outageThenRestart(true);
+  }
+
+  private void outageThenRestart(boolean kill) throws IOException {
     FaultDatabase db = database();
     int port = GatewayProcess.freePort();
     JsonObject config = processConfig(db.writerConfig(tools), port);
     String journalDir = config.getJsonObject("journal").getString("dir");
     String prefix = Faults.uniquePrefix("jstop");
     SqlConnection admin = await(db.connect(tools), 30);
-    try (GatewayProcess gateway = GatewayProcess.start("journal-outage-" + db.name().toLowerCase(), config)) {
+    try (GatewayProcess gateway = GatewayProcess.start("journal-outage-" + (kill ? "kill-" : "") + db.name().toLowerCase(),
+      config)) {
       gateway.awaitListening(Duration.ofSeconds(90));
       WebClient client = client(port);
       assertThat(awaitReady(client, 30_000)).as("ready before the outage").isEqualTo(200);
@@ -134,11 +145,15 @@ abstract class JournalFaultTest extends FaultTest {
       Map<String, Integer> statuses = beacons(client, prefix, BEACONS);
       assertThat(statuses.values()).as("beacons during the outage").containsOnly(204).hasSize(BEACONS);
 
-      long stopAt = System.nanoTime();
-      int exit = gateway.stopGracefully(Duration.ofSeconds(60));
-      long stopMs = millisSince(stopAt);
-      assertThat(exit).isZero();
-      assertThat(stopMs).as("a stop that cannot flush leaves the journal and exits quickly (ms)").isLessThan(10_000);
+      if (kill) {
+        gateway.kill();
+      } else {
+        long stopAt = System.nanoTime();
+        int exit = gateway.stopGracefully(Duration.ofSeconds(60));
+        long stopMs = millisSince(stopAt);
+        assertThat(exit).isZero();
+        assertThat(stopMs).as("a stop that cannot flush leaves the journal and exits quickly (ms)").isLessThan(10_000);
+      }
       assertThat(sum(await(db.sums(tools, TABLE, "pageviews", prefix), 30))).as("written before the restart").isZero();
 
       // a torn tail: half a frame, as a crash in the middle of a write leaves it
