@@ -20,3 +20,23 @@ drop_gateway_tables() {
     sql "DROP TABLE IF EXISTS $t" >/dev/null 2>&1 || true
   done
 }
+
+# what a wrk summary in $OUT/NAME.txt says: req/s, requests sent, non-2xx answers, the 99th percentile as printed
+rps() { awk '/^Requests\/sec:/ {printf "%.0f", $2}' "$OUT/$1.txt"; }
+requests() { awk '/requests in/ {print $1}' "$OUT/$1.txt"; }
+non2xx() { awk '/Non-2xx or 3xx responses:/ {n=$5} END {print n+0}' "$OUT/$1.txt"; }
+p99() { awk '$1=="99%" {print $2}' "$OUT/$1.txt"; }
+
+# start_gateway NAME JAR CONFIG [VAR=value …]: the gateway in the background on $PORT with the extra environment, its
+# output in $OUT/NAME.log; returns once /health/ready is 200 (sets GATEWAY_PID)
+start_gateway() {
+  local name=$1 jar=$2 config=$3
+  shift 3
+  env CG_HTTP_PORT="$PORT" "$@" java -jar "$jar" --config "$config" >>"$OUT/$name.log" 2>&1 &
+  GATEWAY_PID=$!
+  for _ in $(seq 1 120); do
+    [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/health/ready" || true)" = 200 ] && return 0
+    sleep 0.5
+  done
+  echo "the gateway ($name) did not become ready; see $OUT/$name.log" >&2; exit 1
+}

@@ -29,14 +29,7 @@ for build in before after; do drop_gateway_tables "compare_$build"; done
 GATEWAY_PID=
 cleanup() { [ -n "$GATEWAY_PID" ] && kill "$GATEWAY_PID" 2>/dev/null || true; }
 trap cleanup EXIT
-start() { # start BUILD JAR
-  CG_HTTP_PORT=$PORT CG_DATABASE_TABLE="compare_$1" java -jar "$2" --config "$GATEWAY_CONFIG" >>"$OUT/$1.log" 2>&1 &
-  GATEWAY_PID=$!
-  for _ in $(seq 1 120); do
-    [ "$(curl -s -o /dev/null -w '%{http_code}' "$G/health/ready" || true)" = 200 ] && return 0; sleep 0.5
-  done
-  echo "the $1 build did not become ready; see $OUT/$1.log" >&2; exit 1
-}
+start() { start_gateway "$1" "$2" "$GATEWAY_CONFIG" CG_DATABASE_TABLE="compare_$1"; }  # start BUILD JAR
 stop() { kill -TERM "$GATEWAY_PID"; wait "$GATEWAY_PID" || true; GATEWAY_PID=; }
 
 # workload NAME → wrk arguments
@@ -51,10 +44,6 @@ run() { # run BUILD WORKLOAD ROUND
   # shellcheck disable=SC2046
   wrk -t"$THREADS" -c"$C" -d"$DURATION" --latency -H "User-Agent: $UA" $(args "$2") >"$OUT/$1-$2-$3.txt" 2>&1
 }
-rps() { awk '/^Requests\/sec:/ {printf "%.0f", $2}' "$OUT/$1.txt"; }
-requests() { awk '/requests in/ {print $1}' "$OUT/$1.txt"; }
-non2xx() { awk '/Non-2xx or 3xx responses:/ {n=$5} END {print n+0}' "$OUT/$1.txt"; }
-p99() { awk '$1=="99%" {print $2}' "$OUT/$1.txt"; }
 
 # wrk counts the answers it read; when a run ends, up to one request per connection has been sent (and may have been
 # counted) without its answer read: the SUM lies in [acknowledged, acknowledged + runs × connections]

@@ -118,7 +118,7 @@ public final class Gateway {
     }));
     for (int i = 0; i < ingestInstances(services.config()); i++) {
       int index = i;
-      IngestVerticle verticle = new IngestVerticle(services, index, lanes.lane(index));
+      IngestVerticle verticle = new IngestVerticle(services, index, lanes.lane(index), ingestInstances(services.config()));
       chain = chain.compose(v -> vertx.deployVerticle(verticle).map(id -> {
         ingestDeployments.add(id);
         // every ingest verticle listens on one shared port: with port 0 configured, the one Vert.x bound

@@ -128,7 +128,7 @@ public final class ConfigDef {
 
   private static final class Sections {
     static final List<ConfigDef> ALL = List.of(
-      HttpOptions.KEYS, BeaconOptions.KEYS, DatabaseOptions.KEYS, BatchingOptions.KEYS, LimitsOptions.KEYS,
+      HttpOptions.KEYS, BeaconOptions.KEYS, DatabaseOptions.KEYS, BatchingOptions.KEYS, JournalOptions.KEYS, LimitsOptions.KEYS,
       ReadOptions.KEYS, AuthOptions.KEYS, GatewayConfig.SHUTDOWN_KEYS, GatewayConfig.KEYS, RollupOptions.KEYS,
       CompactionOptions.KEYS, IdempotencyOptions.KEYS, LoggingOptions.KEYS, NamespaceOptions.KEYS, WindowOptions.KEYS,
       UniquesOptions.KEYS, ClusterOptions.KEYS, LaneOptions.KEYS);

@@ -28,6 +28,7 @@ public final class GatewayConfig {
   private final HttpOptions http;
   private final DatabaseOptions database;
   private final BatchingOptions batching;
+  private final JournalOptions journal;
   private final LimitsOptions limits;
   private final ReadOptions reads;
   private final AuthOptions auth;
@@ -46,6 +47,7 @@ public final class GatewayConfig {
     this.http = config.http;
     this.database = database;
     this.batching = config.batching;
+    this.journal = config.journal;
     this.limits = config.limits;
     this.reads = config.reads;
     this.auth = config.auth;
@@ -66,6 +68,7 @@ public final class GatewayConfig {
     http = HttpOptions.from(root.section("http"));
     database = DatabaseOptions.from(root.section("database"));
     batching = BatchingOptions.from(root.section("batching"));
+    journal = JournalOptions.from(root.section("journal"));
     limits = LimitsOptions.from(root.section("limits"));
     reads = ReadOptions.from(root.section("reads"));
     auth = AuthOptions.from(root.section("auth"));
@@ -193,6 +196,10 @@ public final class GatewayConfig {
 
   public BatchingOptions getBatching() {
     return batching;
+  }
+
+  public JournalOptions getJournal() {
+    return journal;
   }
 
   public LimitsOptions getLimits() {

@@ -14,6 +14,8 @@ import io.countergateway.uniques.UniqueVisitors;
 import io.countergateway.write.Coalescer;
 import io.countergateway.write.IdempotentIncrements;
 import io.countergateway.write.WritePath;
+import io.countergateway.write.journal.Journal;
+import io.micrometer.core.instrument.Tags;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.eventbus.MessageConsumer;
@@ -36,28 +38,48 @@ public class IngestVerticle extends VerticleBase {
   private final GatewayServices services;
   private final int index;
   private final IntSupplier lane;
+  private final int instances;
   private WritePath writes;
   private MessageConsumer<Object> consumer;
   private HttpServer server;
   private UniqueSketches sketches;
   private UniqueVisitors uniques;
 
-  public IngestVerticle(GatewayServices services, int index, IntSupplier lane) {
+  /** {@code instances}: how many ingest verticles the gateway runs (a journal replay inherits the streams of others). */
+  public IngestVerticle(GatewayServices services, int index, IntSupplier lane, int instances) {
     this.services = services;
     this.index = index;
     this.lane = lane;
+    this.instances = instances;
   }
 
+  /**
+   * Opens the journal and replays it before anything else (src/DESIGN.md §4 "Journal"): the coalescer holds what it
+   * carried over before the HTTP server listens, and readiness waits until the carried-over flushes settle.
+   */
   @Override
   public Future<?> start() {
+    GatewayConfig config = services.config();
+    if (!config.getJournal().isEnabled()) {
+      return start(null);
+    }
+    return Journal.open(vertx, config.getJournal(), index, instances, full -> services.state().writerShedding(full))
+      .compose(this::start);
+  }
+
+  private Future<?> start(Journal journal) {
     GatewayConfig config = services.config();
     // one connection per flush in flight, and one for the flush fence's transaction (about once a second), so a
     // flush never waits for a connection behind it: under mixed read and commit load such a wait ran past the pool's
     // connection timeout, and each time the gateway reported a database outage (readiness 503) for nothing
     CounterStore store = SqlStores.create(vertx, config.getDatabase(), "writes", config.getBatching().getMaxInFlight() + 1,
       config.getBatching().isExactlyOnce(), config.getBatching().getWriteTimeoutMs());
-    Coalescer coalescer = new Coalescer(vertx, store, config, services.state(), index, lane, System::nanoTime);
+    Coalescer coalescer = new Coalescer(vertx, store, config, services.state(), index, lane, System::nanoTime, journal);
     coalescer.registerMetrics(services.registry(), index);
+    if (journal != null) {
+      journal.registerMetrics(services.registry(), Tags.of("verticle", Integer.toString(index)));
+      coalescer.restore(journal.recovered());
+    }
     coalescer.start();
     CounterClient counters = new CounterClient(vertx, config.getLimits().getRequestTimeoutMs());
     writes = new WritePath(coalescer,
@@ -98,7 +120,14 @@ public class IngestVerticle extends VerticleBase {
     int pendingAtStop = writes.pendingKeys();
     Future<Void> drained = writes.drain()
       .timeout(timeoutMs, TimeUnit.MILLISECONDS)
-      .onComplete(done -> services.state().drained(pendingAtStop - writes.pendingKeys(), writes.pendingKeys()))
+      .onComplete(done -> {
+        if (done.succeeded() && writes.leftInJournal()) {
+          services.state().drained(pendingAtStop - writes.pendingKeys(), 0);
+          services.state().leftInJournal(writes.pendingKeys());
+        } else {
+          services.state().drained(pendingAtStop - writes.pendingKeys(), writes.pendingKeys());
+        }
+      })
       .onFailure(e -> LOG.error("shutdown: {} counters (or requests with idempotency keys) could not be written within "
         + "{} ms: {}", writes.pendingKeys(), timeoutMs, e.toString()));
     Future<Void> closed = server == null ? Future.succeededFuture() : server.shutdown(timeoutMs, TimeUnit.MILLISECONDS);

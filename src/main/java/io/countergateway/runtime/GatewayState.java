@@ -26,8 +26,12 @@ public final class GatewayState implements WriterHealth {
   private final Episode shedding = new Episode("shedding",
     "shedding load: new increments get 503 until pending counters and waiting requests fit again",
     "shedding over: increments are taken again");
+  private final Episode replay = new Episode("journal_replay",
+    "resolving the flushes a journal replay carried over (each by its flush id); not ready until they settle",
+    "journal replay resolved: every carried-over flush is settled");
   private final AtomicLong drainedCounters = new AtomicLong();
   private final AtomicLong undrainedCounters = new AtomicLong();
+  private final AtomicLong journaledCounters = new AtomicLong();
   private final KeysInFlight keysInFlight = new KeysInFlight();
   private final NamespaceTally taken = new NamespaceTally();
 
@@ -50,7 +54,7 @@ public final class GatewayState implements WriterHealth {
   }
 
   public boolean writersHealthy() {
-    return failingWriters() == 0 && sheddingWriters() == 0;
+    return failingWriters() == 0 && sheddingWriters() == 0 && replay.writers.get() == 0;
   }
 
   /** Ready as far as this process knows (the database ping of {@code /health/ready} aside). */
@@ -76,14 +80,32 @@ public final class GatewayState implements WriterHealth {
     shedding.change(nowShedding);
   }
 
+  @Override
+  public void writerReplaying(boolean nowReplaying) {
+    replay.change(nowReplaying);
+  }
+
   /** One coalescer's part of a graceful stop: counters it flushed, and those it could not within the timeout. */
   public void drained(int flushedCounters, int unflushedCounters) {
     drainedCounters.addAndGet(flushedCounters);
     undrainedCounters.addAndGet(unflushedCounters);
   }
 
+  /** One coalescer's part of a graceful stop that found its database failing: counters left to the journal's replay. */
+  public void leftInJournal(int counters) {
+    journaledCounters.addAndGet(counters);
+  }
+
   public void logDrain(long startNanos) {
     long left = undrainedCounters.get();
+    long journaled = journaledCounters.get();
+    if (left == 0 && journaled > 0) {
+      LOG.atWarn().addKeyValue("event", "drain").addKeyValue("counters_flushed", drainedCounters.get())
+        .addKeyValue("counters_not_flushed", 0).addKeyValue("counters_in_journal", journaled)
+        .addKeyValue("duration_ms", millisSince(startNanos))
+        .log("drained to the journal: the database is failing; what is pending is replayed at the next start");
+      return;
+    }
     (left == 0 ? LOG.atInfo() : LOG.atError()).addKeyValue("event", "drain")
       .addKeyValue("counters_flushed", drainedCounters.get()).addKeyValue("counters_not_flushed", left)
       .addKeyValue("duration_ms", millisSince(startNanos))

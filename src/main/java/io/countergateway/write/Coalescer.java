@@ -8,6 +8,8 @@ import io.countergateway.model.ApiError;
 import io.countergateway.model.CounterKey;
 import io.countergateway.model.Increment;
 import io.countergateway.store.CounterStore;
+import io.countergateway.write.journal.Journal;
+import io.countergateway.write.journal.JournalRecords;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
@@ -34,6 +36,10 @@ import java.util.function.LongSupplier;
  * <p>A flush starts when the oldest pending delta is {@code maxDelayMs} old, when {@code maxKeys} counters are
  * pending, or at once when a request waits for a commit and no flush is in flight. While {@code maxInFlight}
  * flushes run, the next batch grows: batch size follows load (group commit).
+ *
+ * <p>With a {@link Journal}, accepted increments are appended to it as they are taken, each flush that holds any is
+ * recorded before its first attempt and its settlement after, and the coalescer tells the journal the lowest position
+ * it still needs (src/DESIGN.md §4 "Journal").
  */
 public final class Coalescer {
   private final Vertx vertx;
@@ -64,12 +70,21 @@ public final class Coalescer {
   private final ArrayDeque<Ack> deadlines = new ArrayDeque<>();
   private boolean shedding;
   private Promise<Void> drained;
+  private boolean leftInJournal;
+  /** Null without a journal. */
+  private final Journal journal;
+  /** The lowest journal position each flush in flight (or waiting for its record) still needs. */
+  private final List<long[]> flights = new ArrayList<>();
+  private int replaying;
+  private static final Future<Void> HELD = Future.succeededFuture();
 
   private static final class Pending {
     long delta;
     /** Waiting requests, withdrawn ones included (marked DONE): removing from the middle would be O(n). */
     List<Ack> acks;
     int liveAcks;
+    /** Journal position of the first journaled increment in this entry; -1 when none is. */
+    long firstLsn = -1;
   }
 
   /**
@@ -78,8 +93,16 @@ public final class Coalescer {
    */
   public Coalescer(Vertx vertx, CounterStore store, GatewayConfig config, WriterHealth health, int instanceIndex,
                    IntSupplier lane, LongSupplier nanoClock) {
+    this(vertx, store, config, health, instanceIndex, lane, nanoClock, null);
+  }
+
+  /** {@code journal}: where accepted increments go before they are answered; null for none. */
+  public Coalescer(Vertx vertx, CounterStore store, GatewayConfig config, WriterHealth health, int instanceIndex,
+                   IntSupplier lane, LongSupplier nanoClock, Journal journal) {
     this.vertx = vertx;
-    this.writer = new FlushWriter(vertx, store, config.getBatching(), health, this::reslot, nanoClock);
+    this.journal = journal;
+    this.writer = new FlushWriter(vertx, store, config.getBatching(), health, this::reslot, nanoClock,
+      journal == null ? (parent, halves) -> HELD : journal::replaced);
     this.config = config;
     this.options = config.getBatching();
     this.health = health;
@@ -89,6 +112,9 @@ public final class Coalescer {
     this.flushSource = Long.toUnsignedString(ThreadLocalRandom.current().nextLong(), 36) + "-" + instanceIndex;
     this.eventLoop = Thread.currentThread();
     this.timeoutNanos = config.getLimits().getRequestTimeoutMs() * 1_000_000L;
+    if (journal != null) {
+      journal.neededBy(this::lowestNeeded);
+    }
   }
 
   /** Exposes this coalescer's counters; they are read by the scrape thread, a little stale at worst. */
@@ -163,6 +189,130 @@ public final class Coalescer {
     // the whole batch first, then one flush decision: it travels in one flush, not one row now and the rest later
     scheduleFlush();
     return acks;
+  }
+
+  /**
+   * ack=accepted: takes an increment (into the journal first, when there is one). Returns when it may be answered:
+   * at once without a journal, else once the journal holds it (see {@link Journal#committed()}). Throws
+   * {@link ApiError} 503 when the coalescer or the journal is full, or shutting down: then nothing was taken.
+   */
+  public Future<Void> accept(Increment increment) {
+    checkContext();
+    checkOpen();
+    Pending entry = pending.get(increment.key());
+    checkRoom(entry == null ? 1 : 0, 0);
+    checkSum(entry, increment);
+    if (journal == null) {
+      take(entry, increment, false);
+      scheduleFlush();
+      return HELD;
+    }
+    checkJournalRoom(JournalRecords.estimate(increment));
+    long lsn = journal.appendIncrement(increment);
+    take(entry, increment, false);
+    markJournaled(increment, lsn);
+    scheduleFlush();
+    return journal.committed();
+  }
+
+  /** ack=accepted for increments of distinct counters, all together or none of them (see {@link #accept}). */
+  public Future<Void> acceptAll(List<Increment> increments) {
+    checkContext();
+    checkOpen();
+    int newKeys = 0;
+    long bytes = 0;
+    for (Increment increment : increments) {
+      Pending entry = pending.get(increment.key());
+      newKeys += entry == null ? 1 : 0;
+      checkSum(entry, increment);
+      bytes += JournalRecords.estimate(increment);
+    }
+    checkRoom(newKeys, 0);
+    long lsn = -1;
+    if (journal != null) {
+      checkJournalRoom(bytes);
+      lsn = journal.appendIncrements(increments);
+    }
+    for (Increment increment : increments) {
+      take(pending.get(increment.key()), increment, false);
+      if (journal != null) {
+        markJournaled(increment, lsn);
+      }
+    }
+    scheduleFlush();
+    return journal == null ? HELD : journal.committed();
+  }
+
+  private void checkJournalRoom(long bytes) {
+    try {
+      journal.checkRoom(bytes);
+    } catch (ApiError full) {
+      incrementsRefused++;
+      throw full;
+    }
+  }
+
+  private void markJournaled(Increment increment, long lsn) {
+    Pending entry = pending.get(increment.key());
+    if (entry.firstLsn < 0) {
+      entry.firstLsn = lsn;
+    }
+  }
+
+  /**
+   * What a journal replay carried over, taken before the verticle listens: the deltas are held again (as journaled
+   * at the replay snapshot), and each flush formed but not settled is written again under its own id — which finds it
+   * if it had committed — before new flushes start; readiness waits for them ({@link WriterHealth#writerReplaying}).
+   */
+  public void restore(Journal.Recovered recovered) {
+    checkContext();
+    long lsn = 0;
+    for (Map.Entry<CounterKey, Long> held : recovered.pending().entrySet()) {
+      Pending entry = pending.get(held.getKey());
+      if (entry == null) {
+        if (pending.isEmpty()) {
+          firstPendingNanos = nanoClock.getAsLong();
+        }
+        entry = new Pending();
+        pending.put(held.getKey(), entry);
+      }
+      entry.delta += held.getValue();
+      entry.firstLsn = lsn;
+    }
+    if (!recovered.unsettled().isEmpty()) {
+      replaying = recovered.unsettled().size();
+      health.writerReplaying(true);
+    }
+    for (Flush flush : recovered.unsettled()) {
+      long[] flight = {lsn};
+      flights.add(flight);
+      inFlight++;
+      writer.writeReplayed(flush).onComplete(settled -> {
+        flights.remove(flight);
+        journal.settled(flush.id());
+        if (--replaying == 0) {
+          health.writerReplaying(false);
+        }
+        flushDone();
+      });
+    }
+    if (!pending.isEmpty()) {
+      scheduleFlush();
+    }
+  }
+
+  /** The lowest journal position still needed: the pending entries' and the flights' first journaled increment. */
+  private long lowestNeeded() {
+    long lowest = journal.position();
+    for (Pending entry : pending.values()) {
+      if (entry.firstLsn >= 0 && entry.firstLsn < lowest) {
+        lowest = entry.firstLsn;
+      }
+    }
+    for (long[] flight : flights) {
+      lowest = Math.min(lowest, flight[0]);
+    }
+    return lowest;
   }
 
   /** Lock-free only because it is confined: a call from another thread would corrupt the maps, so refuse it. */
@@ -266,15 +416,53 @@ public final class Coalescer {
     }
   }
 
-  /** Stops intake and flushes everything pending; completes when nothing is left. */
+  /**
+   * Stops intake and flushes everything pending; completes when nothing is left. With a journal, a drain that finds
+   * the database failing does not wait: what is pending is in the journal (accepted increments) or is answered now
+   * (a waiting request: 503 if its delta was still pending, 504 if in a flush), and a restart replays the journal.
+   */
   public Future<Void> drain() {
     checkContext();
     if (drained == null) {
       drained = Promise.promise();
       flushWhilePossible();
       checkDrained();
+      if (journal != null && !drained.future().isComplete()) {
+        long[] check = {-1};
+        check[0] = vertx.setPeriodic(100, id -> {
+          if (drained.future().isComplete()) {
+            vertx.cancelTimer(check[0]);
+          } else if (writer.isFailing()) {
+            vertx.cancelTimer(check[0]);
+            leaveInJournal();
+          }
+        });
+      }
     }
     return drained.future();
+  }
+
+  private void leaveInJournal() {
+    leftInJournal = true;
+    while (!deadlines.isEmpty()) {
+      Ack ack = deadlines.pollFirst();
+      if (ack.state != Ack.State.DONE) {
+        expire(ack);
+      }
+    }
+    vertx.cancelTimer(sweepTimerId);
+    drained.tryComplete();
+  }
+
+  /** The drain gave up on a failing database and left what is pending to the journal's replay. */
+  public boolean leftInJournal() {
+    return leftInJournal;
+  }
+
+  /** Closes the journal (deleting its segments when the drain wrote everything); nothing without one. */
+  public Future<Void> closeJournal() {
+    return journal == null ? Future.succeededFuture()
+      : journal.close(!leftInJournal && pending.isEmpty() && inFlight == 0);
   }
 
   public int pendingKeys() {
@@ -314,6 +502,8 @@ public final class Coalescer {
     List<Ack> answeredAtOnce = null;
     List<FlushRow> rows = new ArrayList<>(Math.min(pending.size(), options.getMaxKeys()));
     List<Ack> acks = new ArrayList<>();
+    long firstLsn = Long.MAX_VALUE;
+    List<CounterKey> zeroKeys = null;
     Iterator<Map.Entry<CounterKey, Pending>> entries = pending.entrySet().iterator();
     while (entries.hasNext() && rows.size() < options.getMaxKeys()) {
       Map.Entry<CounterKey, Pending> next = entries.next();
@@ -322,6 +512,13 @@ public final class Coalescer {
       Pending entry = next.getValue();
       if (entry.delta != 0) {
         rows.add(new FlushRow(key.type(), key.id(), slotFor(key.type()), entry.delta, key.bucket()));
+      }
+      if (entry.firstLsn >= 0) {
+        firstLsn = Math.min(firstLsn, entry.firstLsn);
+        if (entry.delta == 0) {
+          zeroKeys = zeroKeys == null ? new ArrayList<>() : zeroKeys;
+          zeroKeys.add(key);
+        }
       }
       if (entry.liveAcks > 0) {
         pendingWaiters -= entry.liveAcks;
@@ -350,16 +547,33 @@ public final class Coalescer {
     }
     endSheddingIfRoom();
     if (rows.isEmpty()) {
+      if (zeroKeys != null) {
+        journal.taken(zeroKeys);
+      }
       return;
     }
     Collections.sort(rows);
     inFlight++;
     flushes++;
     flushRows += rows.size();
-    writer.write(Flush.formed(flushSource, flushSeq++, rows), acks).onComplete(settled -> {
-      waiting -= acks.size();
-      flushDone();
-    });
+    Flush flush = Flush.formed(flushSource, flushSeq++, rows);
+    if (firstLsn == Long.MAX_VALUE) {
+      writer.write(flush, acks).onComplete(settled -> {
+        waiting -= acks.size();
+        flushDone();
+      });
+      return;
+    }
+    // journaled increments in it: recorded (and forced) before the first attempt, so a replay resolves it by its id
+    long[] flight = {firstLsn};
+    flights.add(flight);
+    journal.formed(flush, zeroKeys == null ? List.of() : zeroKeys)
+      .onComplete(recorded -> writer.write(flush, acks).onComplete(settled -> {
+        flights.remove(flight);
+        journal.settled(flush.id());
+        waiting -= acks.size();
+        flushDone();
+      }));
   }
 
   private short slotFor(String type) {

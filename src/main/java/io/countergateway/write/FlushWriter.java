@@ -1,6 +1,7 @@
 package io.countergateway.write;
 
 import io.countergateway.store.Flush;
+import io.countergateway.store.WriteOutcome;
 import io.countergateway.store.FlushRow;
 import io.countergateway.config.BatchingOptions;
 import io.countergateway.model.ApiError;
@@ -26,6 +27,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.BiFunction;
 import java.util.function.LongSupplier;
 import java.util.function.UnaryOperator;
 
@@ -61,6 +63,13 @@ final class FlushWriter {
   private final WriterHealth health;
   private final LongSupplier nanoClock;
   private final UnaryOperator<Flush> reslot;
+  /** The cause a replayed flush found voided is refused with, should it be one row: its value was refused then. */
+  private static final Exception VOIDED_BEFORE_A_RESTART = new IllegalStateException(
+    "its id was voided after a refused value, before the restart");
+  /** Ids of replayed flushes whose "already there" still needs the void's reading (see {@link #writeReplayed}). */
+  private final Set<String> replayedIds = new HashSet<>();
+  /** Records a split before its halves are attempted (the journal's; see {@link #split}). */
+  private final BiFunction<Flush, List<Flush>, Future<Void>> replaced;
   private final Context context;
   private final Thread eventLoop;
   private boolean failing;
@@ -82,7 +91,8 @@ final class FlushWriter {
 
   /** {@code reslot} gives the same flush on the slots of a new round, for retries. */
   FlushWriter(Vertx vertx, CounterStore store, BatchingOptions options, WriterHealth health, UnaryOperator<Flush> reslot,
-              LongSupplier nanoClock) {
+              LongSupplier nanoClock, BiFunction<Flush, List<Flush>, Future<Void>> replaced) {
+    this.replaced = replaced;
     this.vertx = vertx;
     this.store = store;
     this.options = options;
@@ -92,6 +102,17 @@ final class FlushWriter {
     this.context = vertx.getOrCreateContext();
     this.eventLoop = Thread.currentThread();
     store.keepFlushSourcesAlive(options.flushSourceHeartbeatMs());
+  }
+
+  /**
+   * A flush a journal replay carried over, written again under its own id (no request waits for it). An id already
+   * there means committed, or voided by a split that a crash cut between the void and the journal's record of the
+   * halves: the void tells them apart (it reads a voided id as voided, a committed one as committed), and a voided
+   * flush is split again, under the same half ids, instead of passing for committed.
+   */
+  Future<Void> writeReplayed(Flush flush) {
+    replayedIds.add(flush.id());
+    return write(flush, List.of()).onComplete(settled -> replayedIds.remove(flush.id()));
   }
 
   /** Completes once every request of the flush is settled (never fails). */
@@ -109,7 +130,10 @@ final class FlushWriter {
 
   private void attempt(Flush flush, List<Ack> acks, int attemptNo, Promise<Void> settled) {
     onLoop(store.write(flush)).onComplete(result -> {
-      if (result.succeeded()) {
+      if (result.succeeded() && result.result() == WriteOutcome.ALREADY_COMMITTED && replayedIds.remove(flush.id())) {
+        setFailing(false);
+        voidThenSplit(flush, acks, 0, settled, VOIDED_BEFORE_A_RESTART);
+      } else if (result.succeeded()) {
         setFailing(false);
         done(acks);
         settled.complete();
@@ -240,9 +264,13 @@ final class FlushWriter {
     List<Ack> leftAcks = new ArrayList<>();
     List<Ack> rightAcks = new ArrayList<>();
     acks.forEach(ack -> (leftKeys.contains(ack.key) ? leftAcks : rightAcks).add(ack));
+    Flush leftHalf = flush.half(0, left);
+    Flush rightHalf = flush.half(1, right);
     Promise<Void> leftSettled = Promise.promise();
-    leftSettled.future().onComplete(done -> attempt(flush.half(1, right), rightAcks, 0, settled));
-    attempt(flush.half(0, left), leftAcks, 0, leftSettled);
+    leftSettled.future().onComplete(done -> attempt(rightHalf, rightAcks, 0, settled));
+    // the journal learns of the halves before either is attempted: a replay resolves them, not the parent
+    replaced.apply(flush, List.of(leftHalf, rightHalf))
+      .onComplete(recorded -> attempt(leftHalf, leftAcks, 0, leftSettled));
   }
 
   private void refuse(Flush flush, List<Ack> acks, Throwable cause) {
@@ -261,6 +289,11 @@ final class FlushWriter {
     }
   }
 
+
+  /** Whether the last attempt failed for a reason other than a refused value (an outage). */
+  boolean isFailing() {
+    return failing;
+  }
 
   private void setFailing(boolean nowFailing) {
     if (failing != nowFailing) {

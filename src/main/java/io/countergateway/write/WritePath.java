@@ -61,6 +61,12 @@ public final class WritePath {
     boolean commit = request.ack() == AckMode.COMMIT;
     List<Increment> increments = request.increments();
     try {
+      if (!commit) {
+        // held by the coalescer (and, with a journal, appended to it); answered once the journal's policy allows.
+        // Should the journal fail to write it, the coalescer still holds it: it is written as before the journal
+        Future<Void> held = increments.size() == 1 ? coalescer.accept(increments.get(0)) : coalescer.acceptAll(increments);
+        return held.succeeded() ? ACCEPTED : held.transform(done -> ACCEPTED);
+      }
       if (increments.size() == 1) {
         // the hot path: no list, no composite
         Ack ack = coalescer.add(increments.get(0), commit);
@@ -168,12 +174,29 @@ public final class WritePath {
     return coalescer.pendingKeys();
   }
 
-  /** Stops intake and writes everything held, then closes the pools; the part not written by then stays pending. */
+  /**
+   * Stops intake and writes everything held, then closes the pools; the part not written by then stays pending. With
+   * a journal and a failing database it does not wait (see {@link Coalescer#drain}), nor for keyed requests then.
+   */
   public Future<Void> drain() {
-    return Future.join(coalescer.drain(), keyed.drain()).mapEmpty();
+    Future<Void> coalesced = coalescer.drain();
+    Future<Void> keyedDrained = keyed.drain();
+    Promise<Void> drained = Promise.promise();
+    Future.join(coalesced, keyedDrained).onComplete(done -> drained.tryComplete());
+    coalesced.onComplete(done -> {
+      if (coalescer.leftInJournal()) {
+        drained.tryComplete();
+      }
+    });
+    return drained.future();
+  }
+
+  /** The drain left what was pending to the journal's replay. */
+  public boolean leftInJournal() {
+    return coalescer.leftInJournal();
   }
 
   public Future<Void> close() {
-    return store.close();
+    return Future.join(coalescer.closeJournal(), store.close()).mapEmpty();
   }
 }

@@ -10,4 +10,8 @@ public interface WriterHealth {
 
   /** This writer sheds load (new increments get 503), or has room again. */
   void writerShedding(boolean shedding);
+
+  /** This writer is resolving the flushes a journal replay carried over (not ready until they settle), or is done. */
+  default void writerReplaying(boolean replaying) {
+  }
 }

@@ -13,11 +13,13 @@ import io.fabric8.kubernetes.api.model.HTTPGetAction;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.IntOrString;
 import io.fabric8.kubernetes.api.model.PodSpec;
+import io.fabric8.kubernetes.api.model.PodTemplateSpec;
 import io.fabric8.kubernetes.api.model.Probe;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.Volume;
 import io.fabric8.kubernetes.api.model.VolumeMount;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
+import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.api.model.autoscaling.v2.HorizontalPodAutoscaler;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
@@ -99,9 +101,12 @@ class KubernetesManifestsTest {
   @DisplayName("each overlay's gateway configuration is made of real keys, and its probes, ports and grace period fit it")
   void overlayFitsTheCode(String overlay) {
     List<HasMetadata> objects = Manifests.build(Path.of("k8s/overlays", overlay));
-    List<Deployment> deployments = only(objects, Deployment.class);
-    assertThat(deployments).hasSize(1);
-    PodSpec pod = deployments.get(0).getSpec().getTemplate().getSpec();
+    List<HasMetadata> workloads = objects.stream()
+      .filter(object -> object instanceof Deployment || object instanceof StatefulSet).toList();
+    assertThat(workloads).hasSize(1);
+    PodTemplateSpec template = workloads.get(0) instanceof StatefulSet set ? set.getSpec().getTemplate()
+      : ((Deployment) workloads.get(0)).getSpec().getTemplate();
+    PodSpec pod = template.getSpec();
     List<Container> gateways = Stream.concat(pod.getContainers().stream(), pod.getInitContainers().stream())
       .filter(container -> container.getImage().equals(IMAGE)).toList();
     assertThat(gateways).as("gateway containers").hasSize(1);
@@ -125,7 +130,9 @@ class KubernetesManifestsTest {
       .isGreaterThan(preStopSeconds * 1000 + config.getShutdownTimeoutMs());
     requireHardened(pod);
 
-    Map<String, String> annotations = deployments.get(0).getSpec().getTemplate().getMetadata().getAnnotations();
+    checkJournalVolume(workloads.get(0), gateway, pod, config);
+
+    Map<String, String> annotations = template.getMetadata().getAnnotations();
     if (annotations != null && "true".equals(annotations.get("prometheus.io/scrape"))) {
       assertThat(annotations.get("prometheus.io/port")).isEqualTo(Integer.toString(port));
       assertThat(routes).contains(annotations.get("prometheus.io/path"));
@@ -143,7 +150,7 @@ class KubernetesManifestsTest {
         assertThat(uri.getPath().isEmpty() || routes.contains(uri.getPath())).as(url).isTrue();
       });
     } else {
-      checkServiceAndScaling(objects, deployments.get(0), gateway, config);
+      checkServiceAndScaling(objects, workloads.get(0), template, gateway, config);
     }
   }
 
@@ -231,9 +238,29 @@ class KubernetesManifestsTest {
       .collect(Collectors.toSet());
   }
 
-  private static void checkServiceAndScaling(List<HasMetadata> objects, Deployment deployment, Container gateway,
-                                             GatewayConfig config) {
-    Map<String, String> podLabels = deployment.getSpec().getTemplate().getMetadata().getLabels();
+  /**
+   * The journal's directory is on a volume that outlives the container: a claim of the StatefulSet's (it follows the
+   * replica to its next pod), or for a sidecar an emptyDir (it survives the container's restarts, not the pod).
+   */
+  private static void checkJournalVolume(HasMetadata workload, Container gateway, PodSpec pod, GatewayConfig config) {
+    assertThat(config.getJournal().isEnabled()).as("journal.enabled").isTrue();
+    Path journal = Path.of(config.getJournal().getDir());
+    VolumeMount mount = gateway.getVolumeMounts().stream().filter(m -> journal.startsWith(m.getMountPath()))
+      .findFirst().orElseThrow(() -> new AssertionError("nothing mounted at or above journal.dir " + journal));
+    assertThat(mount.getReadOnly()).as("the journal's mount is writable").isNotEqualTo(Boolean.TRUE);
+    if (workload instanceof StatefulSet set) {
+      assertThat(set.getSpec().getVolumeClaimTemplates()).as("a claim per replica for the journal")
+        .anySatisfy(claim -> assertThat(claim.getMetadata().getName()).isEqualTo(mount.getName()));
+    } else {
+      Volume volume = pod.getVolumes().stream().filter(v -> v.getName().equals(mount.getName())).findFirst()
+        .orElseThrow(() -> new AssertionError("no volume " + mount.getName()));
+      assertThat(volume.getEmptyDir()).as("the sidecar's journal volume").isNotNull();
+    }
+  }
+
+  private static void checkServiceAndScaling(List<HasMetadata> objects, HasMetadata workload, PodTemplateSpec template,
+                                             Container gateway, GatewayConfig config) {
+    Map<String, String> podLabels = template.getMetadata().getLabels();
     Service service = only(objects, Service.class).get(0);
     assertThat(podLabels).containsAllEntriesOf(service.getSpec().getSelector());
     service.getSpec().getPorts().forEach(port -> {
@@ -244,8 +271,14 @@ class KubernetesManifestsTest {
     PodDisruptionBudget budget = only(objects, PodDisruptionBudget.class).get(0);
     assertThat(podLabels).containsAllEntriesOf(budget.getSpec().getSelector().getMatchLabels());
     HorizontalPodAutoscaler autoscaler = only(objects, HorizontalPodAutoscaler.class).get(0);
-    assertThat(autoscaler.getSpec().getScaleTargetRef().getName()).isEqualTo(deployment.getMetadata().getName());
-    assertThat(autoscaler.getSpec().getMinReplicas()).isEqualTo(deployment.getSpec().getReplicas());
+    assertThat(autoscaler.getSpec().getScaleTargetRef().getName()).isEqualTo(workload.getMetadata().getName());
+    assertThat(autoscaler.getSpec().getScaleTargetRef().getKind()).isEqualTo(workload.getKind());
+    Integer replicas = workload instanceof StatefulSet set ? set.getSpec().getReplicas()
+      : ((Deployment) workload).getSpec().getReplicas();
+    assertThat(autoscaler.getSpec().getMinReplicas()).isEqualTo(replicas);
+    if (workload instanceof StatefulSet set) {
+      assertThat(set.getSpec().getServiceName()).as("the StatefulSet's service").isEqualTo(service.getMetadata().getName());
+    }
     // each writer (ingest verticle of a replica) owns a lane of maxInFlight + 1 slots (ReplicaLanes)
     int laneSlots = config.getHttp().getInstances() * autoscaler.getSpec().getMaxReplicas()
       * (config.getBatching().getMaxInFlight() + 1);

@@ -9,6 +9,7 @@ import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
+import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.api.model.autoscaling.v2.HorizontalPodAutoscaler;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
 
@@ -36,6 +37,7 @@ final class Manifests {
 
   private static final Map<String, Class<? extends HasMetadata>> TYPES = Map.of(
     "Deployment", Deployment.class,
+    "StatefulSet", StatefulSet.class,
     "Service", Service.class,
     "ConfigMap", ConfigMap.class,
     "PodDisruptionBudget", PodDisruptionBudget.class,

@@ -18,6 +18,10 @@ import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.Tuple;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Clock;
 import java.util.HashMap;
 import java.util.Map;
@@ -45,16 +49,30 @@ public final class GatewayFixture implements AutoCloseable {
       .setDefaultPort(gateway.port()).setKeepAlive(true), new PoolOptions().setHttp1MaxSize(64));
   }
 
-  /** The raw config tree the tests start from: three namespaces, one public, ephemeral port. */
+  /**
+   * The raw config tree the tests start from: three namespaces, one public, ephemeral port, and a journal directory
+   * of its own (under {@code target/journals}), so that no two gateways of a test run replay each other's journal.
+   */
   public static JsonObject baseConfig(JsonObject database, String table) {
     return new JsonObject()
       .put("http", new JsonObject().put("port", 0).put("instances", 2))
+      .put("journal", new JsonObject().put("dir", freshJournalDir()))
       .put("database", database.copy().put("table", table).put("readPoolSize", 2))
       .put("limits", new JsonObject().put("requestTimeoutMs", 10_000).put("maxBodyBytes", 65_536))
       .put("namespaces", new JsonObject()
         .put("pageviews", new JsonObject().put("slots", 8).put("public", true))
         .put("downloads", new JsonObject().put("slots", 8))
         .put("likes", new JsonObject().put("slots", 4)));
+  }
+
+  /** A new, empty directory for a gateway's journal. */
+  public static String freshJournalDir() {
+    try {
+      Path parent = Files.createDirectories(Path.of("target", "journals"));
+      return Files.createTempDirectory(parent, "journal-").toAbsolutePath().toString();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
   }
 
   public static GatewayFixture start(JsonObject rawConfig) {

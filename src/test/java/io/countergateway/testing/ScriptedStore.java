@@ -81,6 +81,12 @@ public final class ScriptedStore implements CounterStore {
     return this;
   }
 
+  /** Drops the steps not yet taken: attempts commit from now on. */
+  public ScriptedStore clearScript() {
+    script.clear();
+    return this;
+  }
+
   /** Every attempt holding such a row fails with 22003 numeric_value_out_of_range, as a BIGINT overflow does. */
   public ScriptedStore refuseRows(Predicate<FlushRow> rule) {
     refused = rule;

@@ -59,7 +59,7 @@ class FlushWriterTest {
       .put("namespaces", new JsonObject().put("likes", new JsonObject().put("slots", 2)))).getBatching();
     // a retry moves every row to slot 0, as a new round of the coalescer's lane would move it to another slot
     return EventLoop.call(loop, () -> new FlushWriter(vertx, store, options, state,
-      flush -> flush.reslotted(row -> row.withSlot((short) 0)), () -> NANOS));
+      flush -> flush.reslotted(row -> row.withSlot((short) 0)), () -> NANOS, (formed, halves) -> Future.succeededFuture()));
   }
 
   private static Ack ack(String id) {
@@ -102,6 +102,30 @@ class FlushWriterTest {
     assertThat(store.value("likes", "other")).as("the answered 200, counted once").isEqualTo(1);
     assertThat(store.value("likes", "full")).as("the answered 422, not counted").isZero();
     assertThat(store.voids).as("voided before the halves and before the 422").containsExactly("src-0:1", "src-0:1.0");
+  }
+
+  @Test
+  @DisplayName("a replayed flush whose id a crash left voided (split cut before the journal had its halves) is split again, not taken as committed")
+  void replayedFlushFoundVoided() {
+    FlushWriter writer = writer();
+    store.voidedIds.add("src-0:1");
+
+    assertThat(outcome(EventLoop.call(loop, () -> writer.writeReplayed(flush("a", "b"))))).isNull();
+
+    assertThat(store.value("likes", "a") + store.value("likes", "b")).as("both halves written once").isEqualTo(2);
+    assertThat(store.committedIds).containsExactlyInAnyOrder("src-0:1.0", "src-0:1.1");
+  }
+
+  @Test
+  @DisplayName("a replayed flush that had committed is not written again")
+  void replayedFlushFoundCommitted() {
+    FlushWriter writer = writer();
+    assertThat(outcome(EventLoop.call(loop, () -> writer.write(flush("a", "b"), List.of())))).isNull();
+
+    assertThat(outcome(EventLoop.call(loop, () -> writer.writeReplayed(flush("a", "b"))))).isNull();
+
+    assertThat(store.value("likes", "a") + store.value("likes", "b")).isEqualTo(2);
+    assertThat(store.committedIds).containsExactly("src-0:1");
   }
 
   @Test

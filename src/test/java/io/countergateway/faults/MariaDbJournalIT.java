@@ -1,0 +1,11 @@
+package io.countergateway.faults;
+
+import org.junit.jupiter.api.DisplayName;
+
+@DisplayName("The journal across stops, kills and a full disk, on embedded MariaDB")
+class MariaDbJournalIT extends JournalFaultTest {
+  @Override
+  FaultDatabase database() {
+    return FaultDatabase.MARIADB;
+  }
+}
