@@ -37,6 +37,7 @@ class HeavyReadsIT {
   @BeforeAll
   void start() {
     JsonObject config = GatewayFixture.baseConfig(TestDatabases.postgres(), "heavy_reads_counters");
+    config.getJsonObject("limits").put("maxBodyBytes", 1_048_576);
     config.getJsonObject("namespaces").put("hits", new JsonObject().put("slots", 4)
       .put("window", new JsonObject().put("bucket", "hour").put("retention", "2d")));
     fixture = GatewayFixture.start(config);
