@@ -18,11 +18,13 @@ import io.vertx.core.http.HttpVersion;
  * megabyte per request (issue: 300 such connections ran a 512 MB heap out of memory).
  *
  * <p>A request refused before its body was read gets its JSON error with {@code Connection: close}; what the client
- * still sends is read and dropped for at most {@link #LINGER_MS} (so the answer is not lost to a reset, as nginx's
- * lingering close), then the connection is closed. One per event loop.
+ * still sends is read and dropped for at most {@link #LINGER_MS} and {@link #LINGER_BYTES} (so a client that stops
+ * sending gets the answer instead of a reset, as with nginx's lingering close), then the connection is closed. One per event loop.
  */
 final class BodyReader {
   static final long LINGER_MS = 1_000;
+  /** What a refused request may still send before its connection is closed at once. */
+  static final long LINGER_BYTES = 64 * 1024;
   private static final Buffer EMPTY = Buffer.buffer(0);
   private static final CharSequence EXPECT = HttpHeaders.createOptimized("Expect");
   private static final CharSequence CONTENT_LENGTH = HttpHeaders.createOptimized("Content-Length");
@@ -196,8 +198,14 @@ final class BodyReader {
   static void refuseUnread(Vertx vertx, HttpServerRequest request, ApiError error) {
     HttpServerResponse response = request.response();
     if (!request.isEnded() && hasBody(request)) {
+      long[] dropped = {0};
       try {
-        request.handler(dropped -> {
+        request.handler(chunk -> {
+          // a client that goes on sending a large body is not worth reading: close once a little is dropped
+          dropped[0] += chunk.length();
+          if (dropped[0] > LINGER_BYTES) {
+            close(request);
+          }
         });
         request.exceptionHandler(ignored -> {
         });

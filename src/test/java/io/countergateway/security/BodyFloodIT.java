@@ -125,7 +125,7 @@ class BodyFloodIT {
 
   private String readyAnswer() {
     try (Socket socket = new Socket("127.0.0.1", port)) {
-      socket.setSoTimeout(2_000);
+      socket.setSoTimeout(3_000);
       socket.getOutputStream().write("GET /health/ready HTTP/1.1\r\nHost: gateway.test\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
       InputStream in = socket.getInputStream();
       byte[] head = new byte[12];
