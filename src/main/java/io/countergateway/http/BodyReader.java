@@ -111,6 +111,10 @@ final class BodyReader {
           body = null;
           try {
             then.handle(whole);
+          } catch (RuntimeException unforeseen) {
+            // whoever reads a body answers its request; one that throws must not leave the client waiting
+            Responses.error(request.response(), unforeseen instanceof ApiError api ? api
+              : new ApiError(500, "internal_error", "unexpected error", null));
           } finally {
             // the body was parsed on this call; what it became is bounded by the coalescer's own limits
             edge.releaseBody(reserved);

@@ -68,6 +68,8 @@ final class IncrementRoutes {
    * authorization check; what the headers alone refuse is answered before a byte of the body is read.
    */
   void single(RoutingContext ctx) {
+    // the query is decoded now, in the router's chain: a malformed one is refused as the router refuses it (400)
+    ctx.queryParams();
     if (refusedFormData(ctx)) {
       return;
     }
@@ -116,6 +118,7 @@ final class IncrementRoutes {
 
   /** {@code POST /v1/increments}: a JSON array or NDJSON of {@code {"type","id","delta"}}; all validated first. */
   void batch(RoutingContext ctx) {
+    ctx.queryParams();
     if (refusedFormData(ctx)) {
       return;
     }
