@@ -47,6 +47,9 @@ class UniqueFloodIT {
           round.add(wide.get("/v1/beacon/visits/made-up-" + Long.toHexString(random.nextLong()))
             .putHeader("User-Agent", BROWSER).putHeader("X-Forwarded-For", "192.0.2.66").send());
         }
+        // the real visitors come once the flood's sketches are in
+        await(Future.all(round));
+        round.clear();
         for (int i = 0; i < 5 && real < 300; i++, real++) {
           round.add(wide.get("/v1/beacon/visits/home").putHeader("User-Agent", BROWSER)
             .putHeader("X-Forwarded-For", "10.9." + (real >> 8) + "." + (real & 255)).send());
