@@ -16,6 +16,7 @@ auth: { tokens: ["$TOKEN:write+admin"] }
 namespaces:
   pageviews: { slots: 16, public: true }
   likes: { slots: 16 }
+  hits: { slots: 4, window: { bucket: hour, retention: 2d } }
 YAML
 PID=
 start() {
@@ -46,4 +47,11 @@ BEFORE=$(sql "SELECT pg_total_relation_size('slotted_counters')")
 python3 "$HERE/attacks.py" "$PORT" "$PID" ids 5 | tee -a "$LOG"
 sleep 1
 echo "  rows added: $(sql "SELECT COUNT(*) FROM slotted_counters WHERE record_id LIKE 'inv-%'"), table $((BEFORE / 1024)) -> $(( $(sql "SELECT pg_total_relation_size('slotted_counters')") / 1024 )) KiB" | tee -a "$LOG"
+python3 "$HERE/attacks.py" "$PORT" "$PID" heavyload "$TOKEN"
+python3 "$HERE/attacks.py" "$PORT" "$PID" heavyreads 15 "$TOKEN" | tee -a "$LOG"
+echo "  reads failed in the log: $(grep -c 'read of .* failed' "$OUT/$NAME.gateway.log"), 'Pool closed': $(grep -c 'Pool closed' "$OUT/$NAME.gateway.log")" | tee -a "$LOG"
 echo "  metrics: $(curl -s "http://127.0.0.1:$PORT/metrics" | grep -E '^gateway_(beacons_dropped_total|edge_refused_total)' | grep -v ' 0.0$' | tr '\n' ';')" | tee -a "$LOG"
+# idle connections from one client: without trusted proxies, so 127.0.0.1 is one client like any other
+stop
+sed -i 's/, trustedProxies: \["127.0.0.1"\]//' "$CONFIG"
+start && python3 "$HERE/attacks.py" "$PORT" "$PID" idle 4000 | tee -a "$LOG"
