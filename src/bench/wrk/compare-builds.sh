@@ -23,7 +23,7 @@ G="http://127.0.0.1:$PORT"
 
 # the configuration plus a beacon namespace without the bot filter (namespaces: is the file's last block)
 GATEWAY_CONFIG="$OUT/gateway.yaml"
-{ cat "$CONFIG"; echo "  beacons-plain: { slots: 16, public: true, beacon: { dropBots: false } }"; } >"$GATEWAY_CONFIG"
+{ cat "$CONFIG"; echo "  beacons-plain: { slots: 16, public: true, beacon: { dropBots: false, perClientPerMinute: 0, idsPerClientPerHour: 0 } }"; } >"$GATEWAY_CONFIG"
 for build in before after; do drop_gateway_tables "compare_$build"; done
 
 GATEWAY_PID=

@@ -48,7 +48,8 @@ trap cleanup EXIT
 java $JAVA_OPTS -jar "$BENCH_JAR" plain-server --port "$PLAIN_PORT" >"$OUT/plain.log" 2>&1 &
 PIDS+=($!)
 # shellcheck disable=SC2086
-CG_HTTP_PORT=$GATEWAY_PORT CG_DATABASE_TABLE=$TABLE java $JAVA_OPTS -jar "$JAR" --config "conf/$DB.yaml" >"$OUT/gateway.log" 2>&1 &
+CG_NAMESPACES_PAGEVIEWS_BEACON_PER_CLIENT_PER_MINUTE=0 CG_NAMESPACES_PAGEVIEWS_BEACON_IDS_PER_CLIENT_PER_HOUR=0 \
+  CG_HTTP_PORT=$GATEWAY_PORT CG_DATABASE_TABLE=$TABLE java $JAVA_OPTS -jar "$JAR" --config "conf/$DB.yaml" >"$OUT/gateway.log" 2>&1 &
 GATEWAY_PID=$!
 PIDS+=($GATEWAY_PID)
 

@@ -4,9 +4,9 @@ import io.countergateway.config.GatewayConfig;
 import io.countergateway.config.NamespaceOptions;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.MultiMap;
+import io.vertx.core.WorkerExecutor;
 
 import java.util.EnumMap;
 import java.util.HashMap;
@@ -14,16 +14,20 @@ import java.util.Map;
 
 /**
  * Decides whether a valid beacon is counted: privacy signals first ({@code DNT: 1}, {@code Sec-GPC: 1}, where the
- * namespace honours them), then bots (where {@code dropBots} is on). A dropped beacon is answered like a counted
+ * namespace honours them), then the client's limits ({@link ClientLimits}: its rate and its distinct ids), then bots
+ * (where {@code dropBots} is on; {@link UserAgentVerdicts} fails closed). A dropped beacon is answered like a counted
  * one, so a bot learns nothing, and is counted in {@code gateway_beacons_dropped_total{namespace,reason}}.
- * One per event loop.
+ * One per event loop; the client limits are the gateway's.
  */
 public final class BeaconFilter {
   private final UserAgentVerdicts userAgents;
+  private final ClientLimits clients;
   private final Map<String, Map<DropReason, Counter>> dropped = new HashMap<>();
 
-  public BeaconFilter(Context loop, GatewayConfig config, MeterRegistry registry) {
-    this.userAgents = new UserAgentVerdicts(loop, new CrawlerDetector(config.getBeacon().getBotPatterns()));
+  /** {@code classifier}: the executor of the user agents the quick check cannot decide. */
+  public BeaconFilter(WorkerExecutor classifier, ClientLimits clients, GatewayConfig config, MeterRegistry registry) {
+    this.userAgents = new UserAgentVerdicts(classifier, new CrawlerDetector(config.getBeacon().getBotPatterns()));
+    this.clients = clients;
     for (NamespaceOptions namespace : config.getNamespaces().values()) {
       if (!namespace.isPublic()) {
         continue;
@@ -32,18 +36,26 @@ public final class BeaconFilter {
       Map<DropReason, Counter> counters = new EnumMap<>(DropReason.class);
       for (DropReason reason : DropReason.values()) {
         counters.put(reason, Counter.builder("gateway.beacons.dropped")
-          .description("valid beacons answered but not counted: bots, headless browsers, Do-Not-Track, Global Privacy Control")
+          .description("valid beacons answered but not counted: bots, headless browsers, Do-Not-Track, Global Privacy "
+            + "Control, per-client limits, a saturated filter")
           .tags("namespace", namespace.getName(), "reason", reason.label).register(registry));
       }
       dropped.put(namespace.getName(), counters);
     }
   }
 
-  /** Null when the beacon is to be counted, else why not; the drop is already counted in the metric. */
-  public Future<DropReason> check(NamespaceOptions namespace, MultiMap headers) {
+  /**
+   * Null when the beacon of {@code id} by {@code client} (a client key, see {@link ClientLimits}) is to be counted,
+   * else why not; the drop is already counted in the metric.
+   */
+  public Future<DropReason> check(NamespaceOptions namespace, MultiMap headers, String client, String id) {
     DropReason privacy = privacySignal(namespace, headers);
     if (privacy != null) {
       return Future.succeededFuture(count(namespace, privacy));
+    }
+    DropReason limited = clients.check(namespace, client, id);
+    if (limited != null) {
+      return Future.succeededFuture(count(namespace, limited));
     }
     if (!namespace.isDropBots()) {
       return Future.succeededFuture();

@@ -16,14 +16,22 @@ public final class BeaconOptions {
     "largest beacon body taken (bodies are read and ignored)");
   public static final ConfigKey<List<String>> BOT_PATTERNS = KEYS.define("botPatterns", LIST, List.of(), regexes(),
     "User-Agent patterns (case-insensitive) whose beacons are dropped, besides the crawler list");
+  /**
+   * Each record is a token bucket and the hashes of its ids: ~250 bytes for a person's client, ~1.5 KB for one at the
+   * default id cap of 300, so 50,000 clients take ~15 MB, and at most ~75 MB when every one of them is capped.
+   */
+  public static final ConfigKey<Integer> MAX_TRACKED_CLIENTS = KEYS.define("maxTrackedClients", INT, 50_000,
+    between(100, 10_000_000), "client addresses whose per-namespace beacon limits are remembered (least recently seen forgotten first)");
 
   private final int maxBodyBytes;
   private final List<Pattern> botPatterns;
+  private final int maxTrackedClients;
 
   private BeaconOptions(ConfigSection section) {
     maxBodyBytes = section.get(MAX_BODY_BYTES);
     botPatterns = section.get(BOT_PATTERNS).stream()
       .map(pattern -> Pattern.compile(pattern, Pattern.CASE_INSENSITIVE)).toList();
+    maxTrackedClients = section.get(MAX_TRACKED_CLIENTS);
   }
 
   static BeaconOptions from(ConfigSection section) {
@@ -37,5 +45,10 @@ public final class BeaconOptions {
   /** Case-insensitive regular expressions found anywhere in a User-Agent, on top of the crawler list. */
   public List<Pattern> getBotPatterns() {
     return botPatterns;
+  }
+
+  /** Client addresses whose per-namespace beacon limits are remembered at once. */
+  public int getMaxTrackedClients() {
+    return maxTrackedClients;
   }
 }

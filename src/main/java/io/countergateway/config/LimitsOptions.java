@@ -39,6 +39,20 @@ public final class LimitsOptions {
   /** So that half-sent requests cannot hold connections forever. */
   public static final ConfigKey<Integer> IDLE_TIMEOUT_SECONDS = KEYS.define("idleTimeoutSeconds", INT, 60,
     between(1, 3_600), "a connection that sends nothing for this long is closed");
+  /** Bytes of request bodies held in memory at once by the whole gateway (nginx has no such cap; Envoy's overload manager does). */
+  public static final ConfigKey<Integer> MAX_BODY_BYTES_IN_FLIGHT = KEYS.define("maxBodyBytesInFlight", INT, 33_554_432,
+    between(65_536, 1_073_741_824), "request body bytes held in memory by the whole gateway at once (503 + close above)");
+  /** nginx {@code client_body_timeout}, for the whole body rather than between two reads. */
+  public static final ConfigKey<Integer> BODY_TIMEOUT_MS = KEYS.define("bodyTimeoutMs", INT, 10_000,
+    between(100, 600_000), "a request body must arrive whole within this long of its headers (408 + close)");
+  /** nginx {@code client_header_timeout}; it is also how long a kept-alive connection may wait for its next request. */
+  public static final ConfigKey<Integer> HEADER_TIMEOUT_MS = KEYS.define("headerTimeoutMs", INT, 10_000,
+    between(100, 600_000), "a connection with no request in progress must send whole request headers within this long");
+  /** nginx {@code limit_conn}, Envoy's {@code max_downstream_connections}; keep it below the open-files limit. */
+  public static final ConfigKey<Integer> MAX_CONNECTIONS = KEYS.define("maxConnections", INT, 10_000,
+    between(1, 10_000_000), "open client connections of the whole gateway (more are closed at accept)");
+  public static final ConfigKey<Integer> MAX_CONNECTIONS_PER_CLIENT = KEYS.define("maxConnectionsPerClient", INT, 512,
+    between(1, 10_000_000), "open connections from one client address (more are closed at accept); not for `http.trustedProxies`");
 
   private final int maxBodyBytes;
   private final int maxIdLength;
@@ -50,6 +64,11 @@ public final class LimitsOptions {
   private final int maxReadIds;
   private final int maxHeaderBytes;
   private final int idleTimeoutSeconds;
+  private final int maxBodyBytesInFlight;
+  private final int bodyTimeoutMs;
+  private final int headerTimeoutMs;
+  private final int maxConnections;
+  private final int maxConnectionsPerClient;
 
   private LimitsOptions(ConfigSection section) {
     maxBodyBytes = section.get(MAX_BODY_BYTES);
@@ -62,6 +81,11 @@ public final class LimitsOptions {
     maxReadIds = section.get(MAX_READ_IDS);
     maxHeaderBytes = section.get(MAX_HEADER_BYTES);
     idleTimeoutSeconds = section.get(IDLE_TIMEOUT_SECONDS);
+    maxBodyBytesInFlight = section.get(MAX_BODY_BYTES_IN_FLIGHT);
+    bodyTimeoutMs = section.get(BODY_TIMEOUT_MS);
+    headerTimeoutMs = section.get(HEADER_TIMEOUT_MS);
+    maxConnections = section.get(MAX_CONNECTIONS);
+    maxConnectionsPerClient = section.get(MAX_CONNECTIONS_PER_CLIENT);
   }
 
   static LimitsOptions from(ConfigSection section) {
@@ -114,5 +138,28 @@ public final class LimitsOptions {
   /** A connection that sends nothing for this long is closed, so half-sent requests cannot hold connections forever. */
   public int getIdleTimeoutSeconds() {
     return idleTimeoutSeconds;
+  }
+
+  /** Request body bytes the whole gateway holds in memory at once; a body that would pass it gets 503 and a close. */
+  public int getMaxBodyBytesInFlight() {
+    return maxBodyBytesInFlight;
+  }
+
+  /** How long a request body may take to arrive whole once its headers are in. */
+  public int getBodyTimeoutMs() {
+    return bodyTimeoutMs;
+  }
+
+  /** How long a connection with no request in progress may take to send whole request headers. */
+  public int getHeaderTimeoutMs() {
+    return headerTimeoutMs;
+  }
+
+  public int getMaxConnections() {
+    return maxConnections;
+  }
+
+  public int getMaxConnectionsPerClient() {
+    return maxConnectionsPerClient;
   }
 }

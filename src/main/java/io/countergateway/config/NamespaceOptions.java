@@ -2,10 +2,14 @@ package io.countergateway.config;
 
 import io.vertx.core.json.JsonObject;
 
+import java.util.regex.Pattern;
+
 import static io.countergateway.config.ConfigKey.BOOLEAN;
 import static io.countergateway.config.ConfigKey.INT;
+import static io.countergateway.config.ConfigKey.STRING;
 import static io.countergateway.config.ConfigKey.any;
 import static io.countergateway.config.ConfigKey.between;
+import static io.countergateway.config.ConfigKey.regex;
 
 /** A declared record type: how many slot rows its counters spread over, and whether anonymous beacons may bump it. */
 public final class NamespaceOptions {
@@ -24,6 +28,20 @@ public final class NamespaceOptions {
     BOOLEAN, false, any(), "beacons sent with `Sec-GPC: 1` are answered 204 and not counted");
   public static final ConfigKey<Boolean> UNIQUE = KEYS.define("unique", BOOLEAN, false, any(),
     "also estimate distinct visitors per counter and bucket; public windowed namespaces only (see *Beacons*)");
+  /** Unset: {@code limits.idPattern}. A public namespace's ids are whatever the internet sends: narrow them here. */
+  public static final ConfigKey<String> ID_PATTERN = KEYS.defineOptional("idPattern", STRING, regex(),
+    "what this namespace's ids may look like (unset: `limits.idPattern`); see *Exposing it to the internet*");
+  public static final ConfigKey<Integer> MAX_ID_LENGTH = KEYS.defineOptional("maxIdLength", INT, between(1, 255),
+    "longest id of this namespace (unset: `limits.maxIdLength`)");
+  public static final ConfigKey<Boolean> ANONYMOUS_READS = KEYS.define("anonymousReads", BOOLEAN, false, any(),
+    "with `auth.tokens` set, reads of this namespace need no token (otherwise `read`, `write` or `admin`)");
+  /** A token bucket per client address and namespace: no person's browser sends ten page views a second for long. */
+  public static final ConfigKey<Integer> PER_CLIENT_PER_MINUTE = KEYS.define("beacon.perClientPerMinute", INT, 600,
+    between(0, 100_000_000), "beacons one client address may have counted per minute, sustained (0 = no limit)");
+  public static final ConfigKey<Integer> PER_CLIENT_BURST = KEYS.define("beacon.perClientBurst", INT, 120,
+    between(1, 100_000_000), "beacons one client address may have counted at once before the per-minute rate applies");
+  public static final ConfigKey<Integer> IDS_PER_CLIENT_PER_HOUR = KEYS.define("beacon.idsPerClientPerHour", INT, 300,
+    between(0, 100_000), "distinct ids one client address may have counted per hour (0 = no cap)");
 
   private final String name;
   private final int slots;
@@ -34,6 +52,13 @@ public final class NamespaceOptions {
   /** Null for a plain namespace: one value per counter, no buckets. */
   private final WindowOptions window;
   private final boolean unique;
+  /** Null: the limits' pattern and length. */
+  private final Pattern idPattern;
+  private final Integer maxIdLength;
+  private final boolean anonymousReads;
+  private final int perClientPerMinute;
+  private final int perClientBurst;
+  private final int idsPerClientPerHour;
 
   private NamespaceOptions(String name, ConfigSection section) {
     this.name = name;
@@ -44,6 +69,13 @@ public final class NamespaceOptions {
     honorGlobalPrivacyControl = section.get(HONOR_GLOBAL_PRIVACY_CONTROL);
     window = section.json().containsKey("window") ? WindowOptions.from(section.section("window")) : null;
     unique = section.get(UNIQUE);
+    String pattern = section.get(ID_PATTERN);
+    idPattern = pattern == null ? null : Pattern.compile(pattern);
+    maxIdLength = section.get(MAX_ID_LENGTH);
+    anonymousReads = section.get(ANONYMOUS_READS);
+    perClientPerMinute = section.get(PER_CLIENT_PER_MINUTE);
+    perClientBurst = section.get(PER_CLIENT_BURST);
+    idsPerClientPerHour = section.get(IDS_PER_CLIENT_PER_HOUR);
     if (unique && window == null) {
       throw new ConfigException(section.key(UNIQUE), "unique visitors are counted per bucket: only a "
         + "windowed namespace (" + section.key("window") + ") may set unique: true");
@@ -106,5 +138,34 @@ public final class NamespaceOptions {
   /** Beacons also feed a sketch of distinct visitors per counter and bucket. */
   public boolean isUnique() {
     return unique;
+  }
+
+  /** This namespace's own id pattern, or null for {@code limits.idPattern}. */
+  public Pattern getIdPattern() {
+    return idPattern;
+  }
+
+  /** This namespace's own longest id, or null for {@code limits.maxIdLength}. */
+  public Integer getMaxIdLength() {
+    return maxIdLength;
+  }
+
+  /** With auth on, reads of this namespace need no token. */
+  public boolean isAnonymousReads() {
+    return anonymousReads;
+  }
+
+  /** Beacons one client address may have counted per minute, sustained; 0: no limit. */
+  public int getPerClientPerMinute() {
+    return perClientPerMinute;
+  }
+
+  public int getPerClientBurst() {
+    return perClientBurst;
+  }
+
+  /** Distinct ids one client address may have counted per hour; 0: no cap. */
+  public int getIdsPerClientPerHour() {
+    return idsPerClientPerHour;
   }
 }

@@ -9,13 +9,18 @@ public final class ReadOptions {
   public static final ConfigKey<Integer> INSTANCES = KEYS.define("instances", INT, 1, between(1, 64), "read verticles");
   public static final ConfigKey<Integer> CACHE_MILLIS = KEYS.define("cacheMillis", INT, 0, between(0, 3_600_000),
     "a read may be served from a value this many ms old (reads may then lag a commit); 0 always asks the database");
+  /** Top-N and range reads scan many rows: a few at a time per namespace, so they cannot take every read connection. */
+  public static final ConfigKey<Integer> MAX_HEAVY_PER_NAMESPACE = KEYS.define("maxHeavyPerNamespace", INT, 2,
+    between(1, 1_000), "top-N and range queries of one namespace running at once per read verticle (more: 503 `reads_busy`)");
 
   private final int instances;
   private final int cacheMillis;
+  private final int maxHeavyPerNamespace;
 
   private ReadOptions(ConfigSection section) {
     instances = section.get(INSTANCES);
     cacheMillis = section.get(CACHE_MILLIS);
+    maxHeavyPerNamespace = section.get(MAX_HEAVY_PER_NAMESPACE);
   }
 
   static ReadOptions from(ConfigSection section) {
@@ -29,5 +34,10 @@ public final class ReadOptions {
   /** A read may be served from a value this many milliseconds old; 0 always asks the database. */
   public int getCacheMillis() {
     return cacheMillis;
+  }
+
+  /** Top-N and range queries of one namespace running at once per read verticle. */
+  public int getMaxHeavyPerNamespace() {
+    return maxHeavyPerNamespace;
   }
 }

@@ -17,15 +17,19 @@ public final class UniquesOptions {
   /** See the README on what happens when full. */
   public static final ConfigKey<Integer> MAX_PENDING_SKETCHES = KEYS.define("maxPendingSketches", INT, 10_000,
     between(1, 1_000_000), "counter-buckets one ingest verticle may hold sketches for between merges");
+  public static final ConfigKey<Integer> NEW_SKETCHES_PER_CLIENT = KEYS.define("newSketchesPerClientPerMinute", INT, 60,
+    between(1, 1_000_000), "new counter-buckets one client address may open per minute per ingest verticle");
 
   private final int lgK;
   private final int flushIntervalMs;
   private final int maxPendingSketches;
+  private final int newSketchesPerClientPerMinute;
 
   private UniquesOptions(ConfigSection section) {
     lgK = section.get(LG_K);
     flushIntervalMs = section.get(FLUSH_INTERVAL_MS);
     maxPendingSketches = section.get(MAX_PENDING_SKETCHES);
+    newSketchesPerClientPerMinute = section.get(NEW_SKETCHES_PER_CLIENT);
   }
 
   static UniquesOptions from(ConfigSection section) {
@@ -44,5 +48,10 @@ public final class UniquesOptions {
   /** Counter-buckets one ingest verticle may hold sketches for between flushes; see the README on what happens when full. */
   public int getMaxPendingSketches() {
     return maxPendingSketches;
+  }
+
+  /** New counter-buckets one client address may open per minute per ingest verticle; past it its visits join no new sketch. */
+  public int getNewSketchesPerClientPerMinute() {
+    return newSketchesPerClientPerMinute;
   }
 }

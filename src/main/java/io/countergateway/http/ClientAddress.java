@@ -14,6 +14,25 @@ final class ClientAddress {
   private ClientAddress() {
   }
 
+  /**
+   * The key a per-client limit counts under: an IPv4 address as it is, an IPv6 address by its /64 (one subscriber's
+   * prefix: a client given a /64 has 2^64 addresses to rotate through).
+   */
+  static String key(String address) {
+    if (address == null || address.indexOf(':') < 0) {
+      return address == null ? "" : address;
+    }
+    byte[] bytes = io.netty.util.NetUtil.createByteArrayFromIpAddressString(address);
+    if (bytes == null || bytes.length != 16) {
+      return address;
+    }
+    StringBuilder prefix = new StringBuilder(24);
+    for (int i = 0; i < 8; i += 2) {
+      prefix.append(Integer.toHexString(((bytes[i] & 0xFF) << 8) | (bytes[i + 1] & 0xFF))).append(':');
+    }
+    return prefix.append(":/64").toString();
+  }
+
   static String of(HttpServerRequest request, TrustedProxies trusted) {
     SocketAddress remote = request.remoteAddress();
     String peer = remote == null ? "" : remote.hostAddress();

@@ -56,15 +56,17 @@ final class HotRoutes implements Handler<HttpServerRequest> {
 
   private final Router router;
   private final IncrementRoutes writes;
+  private final BodyReader bodies;
   private final HttpRouteMeters meters;
   private final boolean anyOrigin;
   private final Set<String> origins;
   private final boolean authenticates;
   private final long maxBodyBytes;
 
-  HotRoutes(Router router, IncrementRoutes writes, GatewayConfig config, HttpRouteMeters meters) {
+  HotRoutes(Router router, IncrementRoutes writes, BodyReader bodies, GatewayConfig config, HttpRouteMeters meters) {
     this.router = router;
     this.writes = writes;
+    this.bodies = bodies;
     this.meters = meters;
     this.anyOrigin = config.getHttp().getCorsOrigins().contains("*");
     this.origins = Set.copyOf(config.getHttp().getCorsOrigins());
@@ -111,8 +113,8 @@ final class HotRoutes implements Handler<HttpServerRequest> {
     if (length == 0) {
       writes.single(type, id, ack, NO_BODY, response);
     } else {
-      // a body that never arrives whole (the client went away) is answered by no one: there is no one to answer
-      request.body().onSuccess(body -> writes.single(type, id, ack, body, response));
+      // the same admission as the router's: the body budget, the body deadline (src/DESIGN.md §10)
+      bodies.read(request, maxBodyBytes, true, body -> writes.single(type, id, ack, body, response));
     }
     return true;
   }

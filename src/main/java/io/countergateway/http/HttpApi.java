@@ -7,12 +7,15 @@ import io.countergateway.config.AuthOptions;
 import io.countergateway.config.AuthOptions.Right;
 import io.countergateway.config.HttpOptions;
 import io.countergateway.beacon.BeaconFilter;
+import io.countergateway.beacon.ClientLimits;
 import io.countergateway.metrics.HttpRouteMeters;
 import io.countergateway.uniques.UniqueVisitors;
 import io.countergateway.model.ApiError;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.vertx.core.Handler;
 import io.vertx.core.Vertx;
+import io.vertx.core.WorkerExecutor;
+import io.vertx.core.http.HttpServer;
 import io.netty.handler.codec.http.TooLongHttpHeaderException;
 import io.netty.handler.codec.http.TooLongHttpLineException;
 import io.vertx.core.http.HttpMethod;
@@ -20,7 +23,6 @@ import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
-import io.vertx.ext.web.handler.BodyHandler;
 import io.vertx.ext.web.handler.CorsHandler;
 import io.vertx.micrometer.PrometheusScrapingHandler;
 
@@ -45,7 +47,29 @@ public final class HttpApi {
   /** The page loads nothing but its own files, and no inline script can run in it. */
   private static final String UI_POLICY = "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'";
 
+  /** One thread for the whole gateway: the user agents the quick bot check cannot decide (see UserAgentVerdicts). */
+  private static final String CLASSIFIER_POOL = "cg-beacon-classifier";
+
   private HttpApi() {
+  }
+
+  /**
+   * Makes {@code server} serve the API behind the edge's admission (src/DESIGN.md §10): connections over the caps are
+   * closed at accept, connections that do not send their headers in time are closed, then the hot routes and the
+   * router. Call on the ingest verticle's event loop, before {@code listen}.
+   */
+  public static HttpServer serve(HttpServer server, Vertx vertx, GatewayServices services, WritePath writes,
+                                 HttpRouteMeters meters, UniqueVisitors uniques) {
+    ConnectionGuard guard = new ConnectionGuard(vertx, edgeLimits(services), services.config().getHttp().getTrustedProxies(),
+      services.config().getLimits().getHeaderTimeoutMs());
+    return server.connectionHandler(guard::opened)
+      .requestHandler(guard.watching(requestHandler(vertx, services, writes, meters, uniques)))
+      .invalidRequestHandler(invalidRequestHandler(meters));
+  }
+
+  private static EdgeLimits edgeLimits(GatewayServices services) {
+    return services.state().shared(EdgeLimits.class, () -> new EdgeLimits(services.config().getLimits(),
+      services.registry()));
   }
 
   /** The router alone, without the hot routes in front of it. */
@@ -60,10 +84,10 @@ public final class HttpApi {
   public static Handler<HttpServerRequest> requestHandler(Vertx vertx, GatewayServices services, WritePath writes,
                                                           HttpRouteMeters meters, UniqueVisitors uniques) {
     Routes routes = routes(vertx, services, writes, meters, uniques);
-    return new HotRoutes(routes.router(), routes.writes(), services.config(), meters);
+    return new HotRoutes(routes.router(), routes.writes(), routes.bodies(), services.config(), meters);
   }
 
-  private record Routes(Router router, IncrementRoutes writes) {
+  private record Routes(Router router, IncrementRoutes writes, BodyReader bodies) {
   }
 
   private static Routes routes(Vertx vertx, GatewayServices services, WritePath writes, HttpRouteMeters meters,
@@ -71,17 +95,18 @@ public final class HttpApi {
     Router router = Router.router(vertx);
     router.route().handler(meters::begin).handler(HttpApi::refuseUnknownFraming);
     CounterClient client = new CounterClient(vertx, services.config().getLimits().getRequestTimeoutMs());
+    BodyReader bodies = new BodyReader(vertx, edgeLimits(services), services.config().getLimits().getBodyTimeoutMs());
+    ClientLimits clients = services.state().shared(ClientLimits.class,
+      () -> new ClientLimits(services.config().getBeacon().getMaxTrackedClients(), System::nanoTime));
+    WorkerExecutor classifier = vertx.createSharedWorkerExecutor(CLASSIFIER_POOL, 1);
     IncrementRoutes increments = new IncrementRoutes(services.config(), services.rules(), writes,
-      new BeaconFilter(vertx.getOrCreateContext(), services.config(), services.registry()), uniques);
+      new BeaconFilter(classifier, clients, services.config(), services.registry()), uniques, bodies);
     ReadRoutes reads = new ReadRoutes(client, services.config());
-    BodyHandler body = BodyHandler.create(false).setBodyLimit(services.config().getLimits().getMaxBodyBytes());
 
     router.route("/v1/beacon/*").handler(HttpApi::varyByOrigin);
     router.route("/v1/beacon/*").handler(beaconCors(services.config().getHttp()));
     router.route(HttpMethod.GET, "/v1/beacon/:type/:id").handler(increments::beacon);
-    router.route(HttpMethod.POST, "/v1/beacon/:type/:id")
-      .handler(BodyHandler.create(false).setBodyLimit(services.config().getBeacon().getMaxBodyBytes()))
-      .handler(increments::beacon);
+    router.route(HttpMethod.POST, "/v1/beacon/:type/:id").handler(increments::beacon);
     // reached only by an OPTIONS that is not a preflight (the CORS handler answers those)
     router.options("/v1/beacon/:type/:id").handler(ctx -> ctx.response().putHeader("Allow", "GET, POST, OPTIONS")
       .setStatusCode(204).end());
@@ -89,16 +114,17 @@ public final class HttpApi {
     router.get("/v1/openapi.yaml").handler(OPENAPI::serve);
 
     AuthOptions auth = services.config().getAuth();
-    // vertx-web runs the body handler before any user handler; the body limit bounds what an unauthorised client costs
-    router.post("/v1/counters/:type/:id/increments").handler(body).handler(BearerAuth.require(auth, Right.WRITE))
+    // authorization on the headers, then the body (BodyReader): a refused client never gets a byte of it buffered
+    BearerAuth.TokenRates rates = services.state().shared(BearerAuth.TokenRates.class, () -> new BearerAuth.TokenRates(auth));
+    router.post("/v1/counters/:type/:id/increments").handler(BearerAuth.require(vertx, auth, Right.WRITE, rates))
       .handler(increments::single);
-    router.post("/v1/increments").handler(body).handler(BearerAuth.require(auth, Right.WRITE)).handler(increments::batch);
-    router.get("/v1/counters/:type/:id").handler(reads::one);
-    router.get("/v1/counters/:type").handler(reads::many);
-    router.delete("/v1/counters/:type/:id").handler(BearerAuth.require(auth, Right.ADMIN)).handler(reads::reset);
+    router.post("/v1/increments").handler(BearerAuth.require(vertx, auth, Right.WRITE, rates)).handler(increments::batch);
+    router.get("/v1/counters/:type/:id").handler(BearerAuth.requireRead(vertx, services.config())).handler(reads::one);
+    router.get("/v1/counters/:type").handler(BearerAuth.requireRead(vertx, services.config())).handler(reads::many);
+    router.delete("/v1/counters/:type/:id").handler(BearerAuth.require(vertx, auth, Right.ADMIN)).handler(reads::reset);
 
     OverviewRoutes overview = new OverviewRoutes(services.config(), services.state());
-    router.get("/v1/namespaces").handler(overview::namespaces);
+    router.get("/v1/namespaces").handler(BearerAuth.requireRead(vertx, services.config())).handler(overview::namespaces);
     router.get("/ui/").handler(ctx -> {
       ctx.response().putHeader("Content-Security-Policy", UI_POLICY).putHeader("X-Content-Type-Options", "nosniff");
       UI_PAGE.serve(ctx);
@@ -116,7 +142,7 @@ public final class HttpApi {
       router.get("/metrics").handler(PrometheusScrapingHandler.create(prometheus));
     }
     errorPages(router);
-    return new Routes(router, increments);
+    return new Routes(router, increments, bodies);
   }
 
   /**

@@ -46,29 +46,46 @@ final class IncrementRoutes {
   private final TrustedProxies trustedProxies;
   private final IncrementRules rules;
   private final int maxBatchIncrements;
+  private final BodyReader bodies;
+  private final long maxBodyBytes;
+  private final long maxBeaconBodyBytes;
 
   IncrementRoutes(GatewayConfig config, IncrementRules rules, WritePath writes, BeaconFilter beaconFilter,
-                  UniqueVisitors uniques) {
+                  UniqueVisitors uniques, BodyReader bodies) {
     this.writes = writes;
     this.beaconFilter = beaconFilter;
     this.uniques = uniques;
     this.trustedProxies = config.getHttp().getTrustedProxies();
     this.rules = rules;
     this.maxBatchIncrements = config.getLimits().getMaxBatchIncrements();
+    this.bodies = bodies;
+    this.maxBodyBytes = config.getLimits().getMaxBodyBytes();
+    this.maxBeaconBodyBytes = config.getBeacon().getMaxBodyBytes();
   }
 
-  /** {@code POST /v1/counters/{type}/{id}/increments}, body {@code {"delta": n}} or empty for 1. */
+  /**
+   * {@code POST /v1/counters/{type}/{id}/increments}, body {@code {"delta": n}} or empty for 1. Runs after the
+   * authorization check; what the headers alone refuse is answered before a byte of the body is read.
+   */
   void single(RoutingContext ctx) {
+    // the query is decoded now, in the router's chain: a malformed one is refused as the router refuses it (400)
+    ctx.queryParams();
+    if (refusedFormData(ctx)) {
+      return;
+    }
+    bodies.read(ctx.request(), maxBodyBytes, true, body -> single(ctx, body));
+  }
+
+  private void single(RoutingContext ctx, Buffer bodyBytes) {
     Increment increment;
     AckMode ack;
     WriteRequest request;
     try {
-      refuseFormData(ctx);
       ack = AckQuery.of(ctx);
       // add-and-get: ?return=value; the query is only decoded when there is one (the hot path has none)
       boolean returnsValue = ctx.request().query() != null
         && rules.returnsValue(singleQueryValue(ctx, "return"), ack == AckMode.COMMIT);
-      JsonObject body = singleBody(ctx.body().buffer());
+      JsonObject body = singleBody(bodyBytes);
       increment = rules.increment(ctx.pathParam("type"), ctx.pathParam("id"),
         body == null ? null : body.getValue("delta"), body == null ? null : body.getValue("at"));
       String idempotencyKey = IdempotentIncrements.key(ctx.request().getHeader(IdempotentIncrements.HEADER),
@@ -101,13 +118,20 @@ final class IncrementRoutes {
 
   /** {@code POST /v1/increments}: a JSON array or NDJSON of {@code {"type","id","delta"}}; all validated first. */
   void batch(RoutingContext ctx) {
+    ctx.queryParams();
+    if (refusedFormData(ctx)) {
+      return;
+    }
+    bodies.read(ctx.request(), maxBodyBytes, true, body -> batch(ctx, body));
+  }
+
+  private void batch(RoutingContext ctx, Buffer body) {
     IncrementBatch batch;
     AckMode ack;
     WriteRequest request;
     try {
-      refuseFormData(ctx);
       ack = AckQuery.of(ctx);
-      batch = BatchParser.parse(ctx.body().buffer(), rules, maxBatchIncrements);
+      batch = BatchParser.parse(body, rules, maxBatchIncrements);
       String idempotencyKey = IdempotentIncrements.key(ctx.request().getHeader(IdempotentIncrements.HEADER),
         IdempotentIncrements.HEADER);
       request = WriteRequest.of(batch.perCounter(), ack)
@@ -184,10 +208,15 @@ final class IncrementRoutes {
       namespace = beaconNamespace(ctx.pathParam("type"));
       increment = beaconIncrement(namespace, ctx.pathParam("id"));
     } catch (ApiError e) {
-      Responses.error(ctx, e);
+      if (ctx.request().isEnded()) {
+        Responses.error(ctx, e);
+      } else {
+        bodies.refuse(ctx.request(), e);
+      }
       return;
     }
-    takeBeacon(namespace, increment, ctx.request());
+    // a POST's body is read and dropped (never held), within beacon.maxBodyBytes and the body deadline
+    bodies.read(ctx.request(), maxBeaconBodyBytes, false, body -> takeBeacon(namespace, increment, ctx.request()));
   }
 
   /** The namespace of a beacon: declared and public, else the error to answer. */
@@ -206,10 +235,11 @@ final class IncrementRoutes {
 
   /** A valid beacon, from the router or the hot path: filtered, counted unless dropped, answered either way. */
   void takeBeacon(NamespaceOptions namespace, Increment increment, HttpServerRequest request) {
-    beaconFilter.check(namespace, request.headers()).onComplete(verdict -> {
-      // a verdict that could not be reached counts the beacon, as it would be counted without the filter
-      // a verdict that could not be reached counts the beacon, as it would be counted without the filter
-      if (verdict.succeeded() && verdict.result() != null) {
+    String client = ClientAddress.of(request, trustedProxies);
+    beaconFilter.check(namespace, request.headers(), ClientAddress.key(client), increment.key().id())
+      .onComplete(verdict -> {
+      // the filter fails closed: a verdict that could not be reached (none can fail today) drops the beacon too
+      if (verdict.failed() || verdict.result() != null) {
         answerBeacon(request); // dropped: the same answer, not counted
         return;
       }
@@ -219,7 +249,7 @@ final class IncrementRoutes {
           return;
         }
         if (uniques != null && namespace.isUnique()) {
-          uniques.record(increment.key(), ClientAddress.of(request, trustedProxies), request.getHeader("User-Agent"));
+          uniques.record(increment.key(), client, request.getHeader("User-Agent"));
         }
         answerBeacon(request);
       });
@@ -239,16 +269,15 @@ final class IncrementRoutes {
     }
   }
 
-  /**
-   * The body handler keeps no body for multipart/form-data (it expects file uploads), so such a request would
-   * look like an empty body, which means delta 1, whatever it carried.
-   */
-  private static void refuseFormData(RoutingContext ctx) {
+  /** A multipart/form-data body is never JSON: refused on the header, before a byte of it is read. */
+  private boolean refusedFormData(RoutingContext ctx) {
     String contentType = ctx.request().getHeader("Content-Type");
     if (contentType != null && contentType.toLowerCase(Locale.ROOT).startsWith("multipart/form-data")) {
-      throw new ApiError(415, "unsupported_media_type", "the body must be JSON (or NDJSON), not multipart/form-data",
-        "Content-Type");
+      bodies.refuse(ctx.request(), new ApiError(415, "unsupported_media_type",
+        "the body must be JSON (or NDJSON), not multipart/form-data", "Content-Type"));
+      return true;
     }
+    return false;
   }
 
   /** The body of a single increment, {@code {"delta": n, "at": "…"}} (both optional); null when empty. */

@@ -96,14 +96,15 @@ public class IngestVerticle extends VerticleBase {
     HttpServerOptions options = new HttpServerOptions()
       .setHost(config.getHttp().getHost()).setPort(config.getHttp().listenPort())
       .setTcpNoDelay(true).setCompressionSupported(false)
+      // HTTP/1.1 only: with cleartext HTTP/2 on, Vert.x waits for a connection's first bytes to tell the protocols apart
+      // before it reports the connection, so a silent connection escaped the connection caps and the header deadline
+      .setHttp2ClearTextEnabled(false)
       .setMaxHeaderSize(config.getLimits().getMaxHeaderBytes())
       .setMaxInitialLineLength(Math.max(512, config.getLimits().getMaxHeaderBytes() / 2))
       .setIdleTimeout(config.getLimits().getIdleTimeoutSeconds()).setIdleTimeoutUnit(TimeUnit.SECONDS);
     HttpRouteMeters meters = new HttpRouteMeters(services.registry());
     return consumer.completion()
-      .compose(registered -> vertx.createHttpServer(options)
-        .requestHandler(HttpApi.requestHandler(vertx, services, writes, meters, uniques))
-        .invalidRequestHandler(HttpApi.invalidRequestHandler(meters))
+      .compose(registered -> HttpApi.serve(vertx.createHttpServer(options), vertx, services, writes, meters, uniques)
         .listen())
       .onSuccess(listening -> server = listening);
   }

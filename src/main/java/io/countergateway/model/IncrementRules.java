@@ -53,6 +53,31 @@ public final class IncrementRules {
     return id;
   }
 
+  /**
+   * An id of {@code namespace}: its own {@code idPattern} and {@code maxIdLength} where it sets them (a public
+   * namespace's ids are whatever the internet sends), else the limits'.
+   */
+  public String id(NamespaceOptions namespace, String id) {
+    Integer maxLength = namespace.getMaxIdLength();
+    java.util.regex.Pattern pattern = namespace.getIdPattern();
+    if (maxLength == null && pattern == null) {
+      return id(id);
+    }
+    int most = maxLength == null ? limits.getMaxIdLength() : maxLength;
+    if (id == null || id.isEmpty()) {
+      throw ApiError.badRequest("invalid_id", "id", "id is required");
+    }
+    if (id.length() > most) {
+      throw ApiError.badRequest("invalid_id", "id", "id must be at most " + most + " characters (namespaces."
+        + namespace.getName() + ")");
+    }
+    if (pattern == null ? !idCharacters.matches(id) : !pattern.matcher(id).matches()) {
+      throw ApiError.badRequest("invalid_id", "id", "id must match " + (pattern == null ? limits.getIdPattern() : pattern)
+        .pattern() + " (namespaces." + namespace.getName() + ")");
+    }
+    return id;
+  }
+
   /** A delta given as JSON: a whole number in range and not zero; {@code null} means the default of 1. */
   public long delta(Object raw) {
     if (raw == null) {
@@ -129,14 +154,14 @@ public final class IncrementRules {
    */
   public Increment increment(String type, String id, Object rawDelta, Object rawAt) {
     NamespaceOptions namespace = namespace(type);
-    String checkedId = id(id);
+    String checkedId = id(namespace, id);
     long delta = delta(rawDelta);
     return new Increment(new CounterKey(type, checkedId, bucket(namespace, rawAt)), delta);
   }
 
   /** A beacon's increment: delta 1, always at the gateway's clock. */
   public Increment beacon(NamespaceOptions namespace, String id) {
-    return new Increment(new CounterKey(namespace.getName(), id(id), bucket(namespace, null)), 1);
+    return new Increment(new CounterKey(namespace.getName(), id(namespace, id), bucket(namespace, null)), 1);
   }
 
   private long bucket(NamespaceOptions namespace, Object rawAt) {

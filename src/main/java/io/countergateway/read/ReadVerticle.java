@@ -37,6 +37,9 @@ public class ReadVerticle extends VerticleBase {
   private final boolean prunesFlushIds;
   private long pruneTimer = -1;
   private CounterStore store;
+  /** The readiness check's own connection: never queued behind reads. */
+  private CounterStore health;
+  private HeavyReads heavy;
   private UniqueSketches sketches;
   private CounterReader reader;
   private IncrementRules rules;
@@ -53,8 +56,13 @@ public class ReadVerticle extends VerticleBase {
   public Future<?> start() {
     int poolSize = services.config().getDatabase().getReadPoolSize();
     // a read nobody waits for any more is not worth a connection: bounded like the requests that ask for it
-    store = SqlStores.create(vertx, services.config().getDatabase(), "reads", poolSize, true,
+    // a read that times out fails that read; it does not replace the pool under the other reads (src/DESIGN.md §10)
+    store = SqlStores.createForReads(vertx, services.config().getDatabase(), "reads", poolSize,
       services.config().getLimits().getRequestTimeoutMs());
+    health = SqlStores.create(vertx, services.config().getDatabase(), "health", 1, true,
+      Math.min(5_000, services.config().getLimits().getRequestTimeoutMs()));
+    heavy = new HeavyReads(services.config().getReads().getMaxHeavyPerNamespace(),
+      services.config().getReads().getCacheMillis(), System::nanoTime);
     reader = new CounterReader(store, poolSize, IDS_PER_QUERY,
       services.config().getReads().getCacheMillis());
     rules = services.rules();
@@ -87,7 +95,8 @@ public class ReadVerticle extends VerticleBase {
   public Future<?> stop() {
     vertx.cancelTimer(pruneTimer);
     return Future.all(consumers.stream().map(MessageConsumer::unregister).toList())
-      .eventually(() -> sketches == null ? store.close() : Future.join(store.close(), sketches.close()).mapEmpty());
+      .eventually(() -> sketches == null ? Future.join(store.close(), health.close()).mapEmpty()
+        : Future.join(store.close(), health.close(), sketches.close()).mapEmpty());
   }
 
   private void onGet(Message<JsonObject> message) {
@@ -110,6 +119,8 @@ public class ReadVerticle extends VerticleBase {
           message.reply(new JsonObject().put("type", type).put("values", values));
         } else if (result.cause() instanceof ArithmeticException overflow) {
           BusErrors.fail(message, new ApiError(500, "counter_overflow", overflow.getMessage(), null));
+        } else if (isTimeout(result.cause())) {
+          BusErrors.fail(message, READ_TIMEOUT);
         } else {
           LOG.warn("read of {} {} failed: {}", type, ids.size() == 1 ? ids.get(0) : ids.size() + " ids", result.cause().toString());
           BusErrors.fail(message, ApiError.unavailable("database_unavailable", "the database did not answer the read"));
@@ -129,11 +140,16 @@ public class ReadVerticle extends VerticleBase {
     WindowedReads.Range range = windows.range(namespace, body);
     Future<JsonObject> read;
     if (body.containsKey("top")) {
-      read = windows.top(type, windows.top(body), range, unique);
+      int top = windows.top(body);
+      read = heavy.read(type, body, () -> windows.top(type, top, range, unique));
     } else if (body.containsKey("ids")) {
-      read = windows.totals(type, idsOf(body), range, unique);
+      List<String> ids = idsOf(body);
+      read = HeavyReads.isHeavy(body) ? heavy.read(type, body, () -> windows.totals(type, ids, range, unique))
+        : windows.totals(type, ids, range, unique);
     } else {
-      read = windows.one(type, rules.id(body.getString("id")), range, unique);
+      String id = rules.id(body.getString("id"));
+      read = HeavyReads.isHeavy(body) ? heavy.read(type, body, () -> windows.one(type, id, range, unique))
+        : windows.one(type, id, range, unique);
     }
     read.onComplete(result -> {
       if (result.succeeded()) {
@@ -147,10 +163,22 @@ public class ReadVerticle extends VerticleBase {
   private static void replyReadFailure(Message<JsonObject> message, String type, Throwable cause) {
     if (cause instanceof ArithmeticException overflow) {
       BusErrors.fail(message, new ApiError(500, "counter_overflow", overflow.getMessage(), null));
+    } else if (cause instanceof ApiError refused) {
+      BusErrors.fail(message, refused);
+    } else if (isTimeout(cause)) {
+      BusErrors.fail(message, READ_TIMEOUT);
     } else {
       LOG.warn("read of {} failed: {}", type, cause.toString());
       BusErrors.fail(message, ApiError.unavailable("database_unavailable", "the database did not answer the read"));
     }
+  }
+
+  /** A read that ran out of time failed; the database is not down for that (no pool was replaced). */
+  private static final ApiError READ_TIMEOUT = ApiError.unavailable("read_timeout",
+    "the database did not answer the read within limits.requestTimeoutMs");
+
+  private static boolean isTimeout(Throwable cause) {
+    return cause instanceof java.util.concurrent.TimeoutException || Failures.isStatementTimeout(cause);
   }
 
   /** A SUM beyond 64 bits fails the read (counter_overflow), as in {@link CounterReader}. */
@@ -199,7 +227,7 @@ public class ReadVerticle extends VerticleBase {
   }
 
   private void onPing(Message<Object> message) {
-    store.ping().onComplete(result -> {
+    health.ping().onComplete(result -> {
       if (result.succeeded()) {
         message.reply(new JsonObject());
       } else {

@@ -6,6 +6,8 @@ import io.countergateway.write.WriterHealth;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -38,6 +40,16 @@ public final class GatewayState implements WriterHealth {
   /** Increments taken per namespace since start, by every ingest verticle. */
   public NamespaceTally taken() {
     return taken;
+  }
+
+  private final Map<Class<?>, Object> shared = new ConcurrentHashMap<>();
+
+  /**
+   * The one {@code type} of this gateway that all its event loops share (the edge's budgets and per-client limits,
+   * which the doors define), made by {@code create} on first use.
+   */
+  public <T> T shared(Class<T> type, java.util.function.Supplier<T> create) {
+    return type.cast(shared.computeIfAbsent(type, t -> create.get()));
   }
 
   /** Idempotency keys whose request this gateway is writing now, on any of its event loops. */

@@ -31,12 +31,24 @@ final class BoundedPool {
   private final Supplier<Pool> pools;
   private final long attemptTimeoutMs;
   private Pool pool;
+  /** Reads: a slow query is a failed read, not a stuck connection (see {@link #keepOnTimeout}). */
+  private boolean keepOnTimeout;
 
   BoundedPool(Vertx vertx, Supplier<Pool> pools, long attemptTimeoutMs) {
     this.vertx = vertx;
     this.pools = pools;
     this.attemptTimeoutMs = attemptTimeoutMs;
     this.pool = pools.get();
+  }
+
+  /**
+   * For a pool of reads: an attempt that times out (or that the server cancels at its statement timeout) fails, and
+   * the pool is kept. A heavy read on a healthy database is slow, not stuck; replacing the pool closed the connections
+   * of every other read in flight ("Pool closed"), so one slow top-N read turned into an outage of all reads. A
+   * connection that is really lost still fails with a connection error, which replaces the pool as before.
+   */
+  void keepOnTimeout() {
+    keepOnTimeout = true;
   }
 
   /** The pool of the moment, for work that is not an attempt (schema, jobs, close). */
@@ -101,6 +113,10 @@ final class BoundedPool {
   private <T> void fail(Promise<T> answer, Pool used, Throwable cause) {
     // on the caller's loop, like the timer: nothing settles the answer between this check and tryFail
     if (answer.future().isComplete()) {
+      return;
+    }
+    if (keepOnTimeout && (cause instanceof TimeoutException || Failures.isStatementTimeout(cause))) {
+      answer.tryFail(cause);
       return;
     }
     // the pool is replaced before the failure is told, and closed after: whoever reacts to it at once (a resolution

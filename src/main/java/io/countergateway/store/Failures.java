@@ -50,6 +50,15 @@ public final class Failures {
         || LOCK_CONFLICT_CODES.contains(db.getErrorCode()));
   }
 
+  /**
+   * The server gave up on a statement at its own timeout: PostgreSQL query_canceled (57014, statement_timeout),
+   * MySQL 3024 (max_execution_time) and MariaDB 1969 (max_statement_time). The connection is healthy.
+   */
+  public static boolean isStatementTimeout(Throwable failure) {
+    return failure instanceof DatabaseException db
+      && ("57014".equals(db.getSqlState()) || db.getErrorCode() == 3024 || db.getErrorCode() == 1969);
+  }
+
   /** A SUM over slots as a long; a sum beyond the 64-bit range is an error, never a wrapped value. */
   public static long exactLong(BigInteger exact) {
     if (exact.bitLength() > 63) {

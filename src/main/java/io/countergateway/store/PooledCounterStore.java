@@ -207,6 +207,11 @@ abstract class PooledCounterStore implements CounterStore {
     return vertx;
   }
 
+  /** This store serves reads: an attempt that times out fails without replacing the pool ({@link BoundedPool#keepOnTimeout}). */
+  void keepPoolOnTimeout() {
+    pools.keepOnTimeout();
+  }
+
   @Override
   public Future<Void> ping() {
     // bounded: a ping stuck on a silent connection would leave readiness to whoever waits for it

@@ -54,6 +54,17 @@ public final class SqlStores {
       : new MySqlStore(vertx, pools, attemptTimeoutMs, new MySqlSql(options.getTable()), options.getTable(), exactlyOnce);
   }
 
+  /**
+   * A store for reads ({@code poolName} labels its meters): as {@link #create}, except that a read that times out is a
+   * failed read, not a lost connection, so the pool and the other reads in flight on it are kept.
+   */
+  public static CounterStore createForReads(Vertx vertx, DatabaseOptions options, String poolName, int poolSize,
+                                            long attemptTimeoutMs) {
+    CounterStore store = create(vertx, options, poolName, poolSize, true, attemptTimeoutMs);
+    ((PooledCounterStore) store).keepPoolOnTimeout();
+    return store;
+  }
+
   /** Bounded attempts on the store's kind of pool, for a second write path (idempotency keys). */
   static BoundedPool boundedPool(Vertx vertx, DatabaseOptions options, String poolName, int poolSize,
                                  long attemptTimeoutMs) {

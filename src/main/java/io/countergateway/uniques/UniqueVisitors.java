@@ -41,8 +41,12 @@ import java.util.function.IntSupplier;
  * <p>Confined to its verticle's event loop, like the coalescer. Writes are separate from the counts' flushes and
  * at least once: a union merged twice is the same union, so a failed or timed-out merge is retried with the writes'
  * backoff, its sketches folded back into the pending ones. Memory is bounded by {@code uniques.maxPendingSketches}
- * counter-buckets: when full, visitors of a counter-bucket already held are still taken, and those of a new one are
- * dropped from the unique count (and counted in {@code gateway_uniques_dropped_total}); the beacon is counted anyway.
+ * counter-buckets (src/DESIGN.md §10): when full, the least recently used sketch is set aside to be merged early (a
+ * flush starts at once) and the newcomer takes its place, so a flood of made-up ids cannot blank the sketches of real
+ * pages; only while a merge is in flight and a quarter of the cap is set aside already is a newcomer left out (counted
+ * in {@code gateway_uniques_dropped_total{reason="full"}}). One client address may open at most
+ * {@code uniques.newSketchesPerClientPerMinute} new counter-buckets per minute (beyond: {@code reason="client_cap"});
+ * the beacon is counted anyway.
  */
 public final class UniqueVisitors {
   private static final Logger LOG = LoggerFactory.getLogger(UniqueVisitors.class);
@@ -59,7 +63,17 @@ public final class UniqueVisitors {
   private final Thread eventLoop;
   /** The keyed hash of each day whose salt this verticle has (at most today and yesterday), or is fetching. */
   private final Map<Long, Future<Mac>> hashByDay = new HashMap<>();
-  private LinkedHashMap<CounterKey, HllSketch> pending = new LinkedHashMap<>();
+  private LinkedHashMap<CounterKey, HllSketch> pending = accessOrdered();
+  /** Least recently used sketches pushed out of a full {@link #pending}, merged by the next flush. */
+  private LinkedHashMap<CounterKey, HllSketch> setAside = new LinkedHashMap<>();
+  /** Per client address, the new counter-buckets it opened this minute; the most recent 10,000 addresses. */
+  private final LinkedHashMap<String, long[]> newByClient = new LinkedHashMap<>(256, 0.75f, true) {
+    @Override
+    protected boolean removeEldestEntry(Map.Entry<String, long[]> eldest) {
+      return size() > 10_000;
+    }
+  };
+  private final Counter droppedClientCap;
   private final Map<String, Integer> slotsByNamespace = new HashMap<>();
   private final Counter droppedFull;
   private final Counter droppedNoSalt;
@@ -87,9 +101,11 @@ public final class UniqueVisitors {
       .description("counted beacons left out of the unique-visitor sketches").register(registry);
     droppedNoSalt = Counter.builder("gateway.uniques.dropped").tags(tags.and("reason", "no_salt"))
       .description("counted beacons left out of the unique-visitor sketches").register(registry);
+    droppedClientCap = Counter.builder("gateway.uniques.dropped").tags(tags.and("reason", "client_cap"))
+      .description("counted beacons left out of the unique-visitor sketches").register(registry);
     FunctionCounter.builder("gateway.uniques.merges", this, u -> u.merges).tags(tags)
       .description("sketch merges committed to the database").register(registry);
-    Gauge.builder("gateway.uniques.pending", this, u -> u.pending.size()).tags(tags)
+    Gauge.builder("gateway.uniques.pending", this, UniqueVisitors::pendingSketches).tags(tags)
       .description("counter-buckets whose visitor sketch waits to be merged").register(registry);
   }
 
@@ -110,7 +126,7 @@ public final class UniqueVisitors {
       .getBytes(StandardCharsets.UTF_8);
     hashOf(day).onComplete(hash -> {
       if (hash.succeeded()) {
-        add(key, firstLong(hash.result().doFinal(visitor)));
+        add(key, address, firstLong(hash.result().doFinal(visitor)));
       } else {
         droppedNoSalt.increment();
       }
@@ -153,25 +169,71 @@ public final class UniqueVisitors {
     return value;
   }
 
-  private void add(CounterKey key, long visitor) {
+  private void add(CounterKey key, String client, long visitor) {
     HllSketch sketch = pending.get(key);
     if (sketch == null) {
-      if (pending.size() >= options.getMaxPendingSketches()) {
+      sketch = setAside.remove(key);
+    }
+    if (sketch == null) {
+      if (!mayOpen(client)) {
+        droppedClientCap.increment();
+        return;
+      }
+      if (pending.size() >= options.getMaxPendingSketches() && !setAsideEldest()) {
         droppedFull.increment();
         return;
       }
       sketch = VisitorSketches.empty(options.getLgK());
-      pending.put(key, sketch);
     }
+    pending.put(key, sketch);
     sketch.update(visitor);
   }
 
+  /** Whether {@code client} may open one more counter-bucket this minute (and counts it if so). */
+  private boolean mayOpen(String client) {
+    long now = System.nanoTime();
+    long[] window = newByClient.computeIfAbsent(client == null ? "" : client, c -> new long[] {now, 0});
+    if (now - window[0] >= 60_000_000_000L) {
+      window[0] = now;
+      window[1] = 0;
+    }
+    if (window[1] >= options.getNewSketchesPerClientPerMinute()) {
+      return false;
+    }
+    window[1]++;
+    return true;
+  }
+
+  /** Moves the least recently used pending sketch aside for an early merge; false when the room for that is full too. */
+  private boolean setAsideEldest() {
+    if (setAside.size() >= Math.max(16, options.getMaxPendingSketches() / 4)) {
+      return false;
+    }
+    var eldest = pending.entrySet().iterator();
+    if (eldest.hasNext()) {
+      var entry = eldest.next();
+      eldest.remove();
+      setAside.put(entry.getKey(), entry.getValue());
+    }
+    if (!inFlight && drained == null) {
+      vertx.runOnContext(v -> flush());
+    }
+    return true;
+  }
+
+  private static LinkedHashMap<CounterKey, HllSketch> accessOrdered() {
+    return new LinkedHashMap<>(1024, 0.75f, true);
+  }
+
   private void flush() {
-    if (inFlight || pending.isEmpty() || System.nanoTime() - notBeforeNanos < 0) {
+    if (inFlight || pending.isEmpty() && setAside.isEmpty() || System.nanoTime() - notBeforeNanos < 0) {
       return;
     }
     LinkedHashMap<CounterKey, HllSketch> taken = pending;
-    pending = new LinkedHashMap<>();
+    pending = accessOrdered();
+    setAside.forEach((key, sketch) -> taken.merge(key, sketch, (a, b) -> HllSketch.heapify(
+      VisitorSketches.union(a.toCompactByteArray(), b.toCompactByteArray(), options.getLgK()))));
+    setAside = new LinkedHashMap<>();
     int slotLane = lane.getAsInt();
     List<UniqueSketches.SketchRow> rows = new ArrayList<>(taken.size());
     taken.forEach((key, sketch) -> rows.add(new UniqueSketches.SketchRow(key,
@@ -222,7 +284,7 @@ public final class UniqueVisitors {
     if (inFlight) {
       return;
     }
-    if (pending.isEmpty()) {
+    if (pending.isEmpty() && setAside.isEmpty()) {
       drained.tryComplete();
       return;
     }
@@ -231,6 +293,6 @@ public final class UniqueVisitors {
   }
 
   public int pendingSketches() {
-    return pending.size();
+    return pending.size() + setAside.size();
   }
 }

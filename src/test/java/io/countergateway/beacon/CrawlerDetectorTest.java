@@ -67,7 +67,7 @@ class CrawlerDetectorTest {
   @DisplayName("a user agent is classified once off the event loop, then answered from the loop's cache")
   void verdictsAreCachedPerLoop(Vertx vertx) {
     Context loop = vertx.getOrCreateContext();
-    UserAgentVerdicts verdicts = new UserAgentVerdicts(loop, detector);
+    UserAgentVerdicts verdicts = new UserAgentVerdicts(vertx.createSharedWorkerExecutor("classifier-test", 1), detector);
     String bot = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)";
     DropReason first = await(onLoop(loop, () -> verdicts.classify(bot)));
     assertThat(first).isEqualTo(DropReason.CRAWLER);
@@ -75,6 +75,78 @@ class CrawlerDetectorTest {
       loop.runOnContext(v -> promise.complete(verdicts.classify(bot)))));
     assertThat(second.isComplete()).as("answered at once from the cache").isTrue();
     assertThat(second.result()).isEqualTo(DropReason.CRAWLER);
+  }
+
+  @Test
+  @DisplayName("the quick check decides as ua-parser's whole device list does, or says it cannot")
+  void quickAgreesWithTheWholeList() {
+    java.util.Random random = new java.util.Random(7);
+    List<String> agents = new java.util.ArrayList<>(List.of(
+      "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)",
+      "Mozilla/5.0 (Linux; Android 9; CUBOT X19) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Mobile Safari/537.36",
+      "Mozilla/5.0 (iPhone; CPU iPhone OS 16_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/16.0 Mobile/15E148 Safari/604.1",
+      "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36",
+      "Mozilla/5.0 (compatible; bingbot/2.0; +http://www.bing.com/bingbot.htm)",
+      "Mozilla/5.0 (Linux; Android 7.0;) AppleWebKit/537.36 (KHTML, like Gecko) Mobile Safari/537.36 (compatible; PetalBot;+https://webmaster.petalsearch.com/site/petalbot)",
+      "curl/8.5.0", "python-requests/2.31", "Java/17.0.2", "Wget/1.21", "facebookexternalhit/1.1",
+      "Mozilla/5.0 (X11; Linux x86_64; rv:121.0) Gecko/20100101 Firefox/121.0"));
+    for (int i = 0; i < 300; i++) {
+      StringBuilder agent = new StringBuilder(i % 2 == 0 ? "Googlebot/2.1 " : "Mozilla/5.0 (Linux; Android 10) ");
+      for (int c = 0; c < 20 + random.nextInt(400); c++) {
+        agent.append((char) (' ' + random.nextInt(95)));
+      }
+      agents.add(agent.toString());
+    }
+    int decided = 0;
+    for (String agent : agents) {
+      Object quick = detector.quick(agent);
+      if (quick == null || quick == DropReason.CRAWLER) {
+        decided++;
+        assertThat(detector.full(agent)).as(agent).isEqualTo(quick);
+      }
+    }
+    assertThat(decided).as("most user agents are decided by the quick check").isGreaterThan(agents.size() / 3);
+  }
+
+  @Test
+  @DisplayName("a user agent longer than 512 characters is a bot, decided without matching")
+  void longUserAgentsAreBots(Vertx vertx) {
+    Context loop = vertx.getOrCreateContext();
+    UserAgentVerdicts verdicts = new UserAgentVerdicts(vertx.createSharedWorkerExecutor("classifier-test", 1), detector);
+    String browserLike = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) Chrome/120.0 " + "x".repeat(600);
+    assertThat(await(onLoop(loop, () -> verdicts.classify(browserLike)))).isEqualTo(DropReason.LONG_USER_AGENT);
+    assertThat(verdicts.cached()).as("long user agents are not cached").isZero();
+  }
+
+  @Test
+  @DisplayName("when the classifier is saturated, undecided user agents are dropped as filter_busy, never counted")
+  void saturatedFilterFailsClosed(Vertx vertx) {
+    Context loop = vertx.getOrCreateContext();
+    io.vertx.core.WorkerExecutor blocked = vertx.createSharedWorkerExecutor("classifier-blocked", 1);
+    java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+    blocked.executeBlocking(() -> release.await(10, java.util.concurrent.TimeUnit.SECONDS));
+    UserAgentVerdicts verdicts = new UserAgentVerdicts(blocked, detector);
+    List<Future<DropReason>> answers = await(EventLoopCall.on(loop, () -> {
+      List<Future<DropReason>> all = new java.util.ArrayList<>();
+      for (int i = 0; i < 100; i++) {
+        all.add(verdicts.classify("Googlebot/2.1 made-up-" + i));
+      }
+      return Future.succeededFuture(all);
+    }));
+    long busy = answers.stream().filter(f -> f.isComplete() && f.result() == DropReason.FILTER_BUSY).count();
+    assertThat(busy).isEqualTo(100 - UserAgentVerdicts.MAX_IN_FLIGHT);
+    release.countDown();
+    for (Future<DropReason> answer : answers) {
+      assertThat(await(answer)).as("never counted unclassified").isNotNull();
+    }
+    blocked.close();
+  }
+
+  /** Runs {@code action} on {@code loop} and hands back what it returns. */
+  static final class EventLoopCall {
+    static <T> Future<T> on(Context loop, java.util.function.Supplier<Future<T>> action) {
+      return onLoop(loop, action);
+    }
   }
 
   static <T> Future<T> onLoop(Context loop, java.util.function.Supplier<Future<T>> action) {

@@ -217,6 +217,28 @@ class DashboardIT {
   }
 
   @Test
+  @DisplayName("with auth on, the page asks for a token, then shows what the token may read")
+  void asksForAToken() {
+    JsonObject config = GatewayFixture.baseConfig(TestDatabases.postgres(), "dashboard_auth_counters");
+    config.put("auth", new JsonObject().put("tokens", new JsonArray().add("dashboard-reader-token-01:read")));
+    try (GatewayFixture guarded = GatewayFixture.start(config)) {
+      chromium.browser.get("http://127.0.0.1:" + guarded.gateway.port() + "/ui/");
+      WebElement prompt = waiting().until(driver -> driver.findElement(By.id("token-dialog")).isDisplayed()
+        ? driver.findElement(By.id("token-dialog")) : null);
+      assertThat(chromium.browser.findElements(By.cssSelector("#namespaces tbody tr"))).as("nothing shown before").isEmpty();
+
+      chromium.browser.findElement(By.id("token-input")).sendKeys("dashboard-reader-token-01");
+      prompt.findElement(By.cssSelector("button")).click();
+      waiting().until(driver -> driver.findElements(By.cssSelector("#namespaces tbody tr")).size() == 3);
+      assertThat(prompt.isDisplayed()).isFalse();
+      // the token lives in the tab only: nothing of it in the browser's storage
+      Object stored = ((JavascriptExecutor) chromium.browser).executeScript(
+        "return localStorage.length + sessionStorage.length + document.cookie.length;");
+      assertThat(((Number) stored).longValue()).isZero();
+    }
+  }
+
+  @Test
   @DisplayName("on a phone's width nothing is wider than the screen")
   void phoneWidth() {
     chromium.browser.manage().window().setSize(new Dimension(390, 844));

@@ -179,6 +179,20 @@ class HotRoutesMatchRouterIT {
     requests.add("POST /v1/counters/likes/a/increments HTTP/1.1\r\n" + host + "Idempotency-Key: k-1\r\n"
       + "Content-Type: application/json\r\nContent-Length: 11\r\n\r\n{\"delta\":9}");
     requests.add("PUT /v1/counters/likes/a/increments HTTP/1.1\r\n" + host + "Content-Length: 0\r\n\r\n");
+    // the edge (src/DESIGN.md §10): a user agent past 512 characters is a bot; made-up crawler agents are dropped;
+    // a body announced past the limit is refused on its headers; a chunked body past it is refused as it comes
+    requests.add("GET /v1/beacon/pageviews/long-ua HTTP/1.1\r\n" + host + "User-Agent: " + BROWSER + " " + "x".repeat(600)
+      + "\r\n\r\n");
+    requests.add("GET /v1/beacon/pageviews/made-up-bot HTTP/1.1\r\n" + host + "User-Agent: Googlebot/2.1 zq" + "k".repeat(300)
+      + "\r\n\r\n");
+    requests.add("POST /v1/counters/likes/a/increments HTTP/1.1\r\n" + host + "Content-Type: application/json\r\n"
+      + "Content-Length: 9999999\r\n\r\n");
+    requests.add("POST /v1/counters/likes/a/increments HTTP/1.1\r\n" + host + "Expect: 100-continue\r\n"
+      + "Content-Length: 9999999\r\n\r\n");
+    requests.add("POST /v1/counters/likes/a/increments HTTP/1.1\r\n" + host + "Transfer-Encoding: chunked\r\n\r\n"
+      + "11170\r\n" + "x".repeat(70_000) + "\r\n0\r\n\r\n");
+    requests.add("POST /v1/beacon/pageviews/posted HTTP/1.1\r\n" + host + ua + "Content-Type: text/plain\r\n"
+      + "Content-Length: 5\r\n\r\nhello");
     return requests;
   }
 

@@ -24,6 +24,8 @@ class AuthIT {
   static final String WRITER = "writer-token-0123456789";
   static final String ADMIN = "admin-token-0123456789";
   static final String BEACON_ONLY = "beacon-token-0123456789";
+  static final String READER = "reader-token-0123456789";
+  static final String HASTY = "hasty-writer-0123456789";
 
   GatewayFixture fixture;
 
@@ -31,7 +33,9 @@ class AuthIT {
   void start() {
     JsonObject config = GatewayFixture.baseConfig(TestDatabases.postgres(), "auth_counters");
     config.put("auth", new JsonObject().put("tokens", new JsonArray()
-      .add(WRITER + ":write").add(ADMIN + ":admin+write").add(BEACON_ONLY + ":beacon")));
+      .add(WRITER + ":write").add(ADMIN + ":admin+write").add(BEACON_ONLY + ":beacon").add(READER + ":read")
+      .add(HASTY + ":write")).put("perTokenPerSecond", 2).put("perTokenBurst", 30));
+    config.getJsonObject("namespaces").getJsonObject("downloads").put("anonymousReads", true);
     fixture = GatewayFixture.start(config);
   }
 
@@ -57,8 +61,12 @@ class AuthIT {
     "POST   | /v1/increments                        | beacon-token-0123456789 | 403 | forbidden",
     "DELETE | /v1/counters/likes/guarded            | none                    | 401 | unauthorized",
     "DELETE | /v1/counters/likes/guarded            | writer-token-0123456789 | 403 | forbidden",
+    "POST   | /v1/counters/likes/guarded/increments | reader-token-0123456789 | 403 | forbidden",
+    "GET    | /v1/counters/likes/guarded            | none                    | 401 | unauthorized",
+    "GET    | /v1/counters/likes?id=guarded         | none                    | 401 | unauthorized",
+    "GET    | /v1/counters/likes/guarded            | beacon-token-0123456789 | 403 | forbidden",
   })
-  @DisplayName("write and admin routes refuse a missing, unknown or underprivileged token and write nothing")
+  @DisplayName("write, admin and read routes refuse a missing, unknown or underprivileged token and write nothing")
   void refused(String method, String path, String token, int status, String error) {
     long rowsBefore = await(fixture.rowsInTable());
     String body = path.equals("/v1/increments") ? "[{\"type\":\"likes\",\"id\":\"guarded\"}]" : "";
@@ -74,12 +82,15 @@ class AuthIT {
   }
 
   @Test
-  @DisplayName("the right token writes and resets, while beacons on public namespaces and reads need none")
+  @DisplayName("the right token writes, reads and resets; beacons on public namespaces and reads of anonymousReads namespaces need none")
   void allowed() {
     assertThat(send("POST", "/v1/counters/likes/allowed/increments", WRITER, "{\"delta\":2}").statusCode()).isEqualTo(200);
     assertThat(send("POST", "/v1/increments", ADMIN, "[{\"type\":\"likes\",\"id\":\"allowed\"}]").statusCode()).isEqualTo(200);
     assertThat(await(fixture.sumInTable("likes", "allowed"))).isEqualTo(3L);
-    assertThat(send("GET", "/v1/counters/likes/allowed", null, "").bodyAsJsonObject().getLong("value")).isEqualTo(3L);
+    assertThat(send("GET", "/v1/counters/likes/allowed", READER, "").bodyAsJsonObject().getLong("value")).isEqualTo(3L);
+    assertThat(send("GET", "/v1/counters/likes/allowed", WRITER, "").bodyAsJsonObject().getLong("value")).isEqualTo(3L);
+    assertThat(send("GET", "/v1/counters/likes?id=allowed", ADMIN, "").statusCode()).isEqualTo(200);
+    assertThat(send("GET", "/v1/counters/downloads/anything", null, "").statusCode()).isEqualTo(200);
     assertThat(send("GET", "/v1/beacon/pageviews/allowed", null, "").statusCode()).isEqualTo(204);
     // the beacon is acknowledged before it is written: wait for it, so later tests see a quiet table
     for (int i = 0; i < 100 && await(fixture.sumInTable("pageviews", "allowed")) == 0; i++) {
@@ -87,5 +98,25 @@ class AuthIT {
     }
     assertThat(send("DELETE", "/v1/counters/likes/allowed", ADMIN, "").statusCode()).isEqualTo(204);
     assertThat(await(fixture.sumInTable("likes", "allowed"))).isZero();
+  }
+
+  @Test
+  @DisplayName("a token past auth.perTokenPerSecond gets 429 rate_limited with Retry-After, and nothing of those requests is written")
+  void perTokenLimit() {
+    int ok = 0;
+    int limited = 0;
+    for (int i = 0; i < 60; i++) {
+      HttpResponse<Buffer> response = send("POST", "/v1/counters/likes/hasty/increments", HASTY, "");
+      if (response.statusCode() == 200) {
+        ok++;
+      } else {
+        assertThat(response.statusCode()).isEqualTo(429);
+        assertThat(response.bodyAsJsonObject().getString("error")).isEqualTo("rate_limited");
+        assertThat(response.getHeader("Retry-After")).isNotNull();
+        limited++;
+      }
+    }
+    assertThat(limited).isGreaterThanOrEqualTo(20);
+    assertThat(await(fixture.sumInTable("likes", "hasty"))).isEqualTo((long) ok);
   }
 }

@@ -33,23 +33,30 @@ public final class GatewayProcess implements AutoCloseable {
 
   private final String name;
   private final Path config;
+  private final String maxHeap;
   private final Path log;
   private Process process;
   private int starts;
 
-  private GatewayProcess(String name, Path config) {
+  private GatewayProcess(String name, Path config, String maxHeap) {
     this.name = name;
     this.config = config;
+    this.maxHeap = maxHeap;
     this.log = DIR.resolve(name + ".log");
   }
 
   /** Writes {@code config} (JSON is YAML) and starts the gateway on it; call {@link #awaitListening} next. */
   public static GatewayProcess start(String name, JsonObject config) {
+    return start(name, config, "192m");
+  }
+
+  /** As {@link #start(String, JsonObject)}, with the JVM's heap limit (-Xmx) {@code maxHeap}, e.g. {@code 256m}. */
+  public static GatewayProcess start(String name, JsonObject config, String maxHeap) {
     try {
       Files.createDirectories(DIR);
       Path file = DIR.resolve(name + ".yaml");
       Files.writeString(file, config.encodePrettily());
-      GatewayProcess gateway = new GatewayProcess(name, file);
+      GatewayProcess gateway = new GatewayProcess(name, file, maxHeap);
       gateway.launch();
       return gateway;
     } catch (IOException e) {
@@ -67,7 +74,7 @@ public final class GatewayProcess implements AutoCloseable {
     starts++;
     List<String> command = List.of(
       Paths.get(System.getProperty("java.home"), "bin", "java").toString(),
-      "-Xmx192m", "-XX:+UseSerialGC", "-Xss512k",
+      "-Xmx" + maxHeap, "-XX:+UseSerialGC", "-Xss512k",
       "-cp", System.getProperty("java.class.path"),
       "io.countergateway.Main", "--config", config.toString());
     try {
@@ -138,6 +145,20 @@ public final class GatewayProcess implements AutoCloseable {
       Thread.currentThread().interrupt();
       throw new IllegalStateException(e);
     }
+  }
+
+  /** The process's resident set (VmRSS of /proc), in bytes; 0 when it has exited. */
+  public long residentBytes() {
+    try {
+      for (String line : Files.readAllLines(Path.of("/proc", Long.toString(process.pid()), "status"))) {
+        if (line.startsWith("VmRSS:")) {
+          return Long.parseLong(line.replaceAll("[^0-9]", "")) * 1024;
+        }
+      }
+    } catch (IOException | NumberFormatException gone) {
+      return 0;
+    }
+    return 0;
   }
 
   public boolean isAlive() {
