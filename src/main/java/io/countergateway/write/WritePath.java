@@ -65,17 +65,18 @@ public final class WritePath {
         // held by the coalescer (and, with a journal, appended to it); answered once the journal's policy allows.
         // Should the journal fail to write it, the coalescer still holds it: it is written as before the journal
         Future<Void> held = increments.size() == 1 ? coalescer.accept(increments.get(0)) : coalescer.acceptAll(increments);
+        tallyTaken(increments);
         return held.succeeded() ? ACCEPTED : held.transform(done -> ACCEPTED);
       }
       if (increments.size() == 1) {
         // the hot path: no list, no composite
         Ack ack = coalescer.add(increments.get(0), commit);
-        tally.add(increments.get(0).key().type(), 1);
+        tallyTaken(increments);
         return ack == null ? ACCEPTED : ack.future().transform(done -> Future.succeededFuture(
           done.succeeded() ? WriteAnswer.COMMITTED : answerOf(List.of(ack))));
       }
       List<Ack> acks = coalescer.addAll(increments, commit);
-      increments.forEach(increment -> tally.add(increment.key().type(), 1));
+      tallyTaken(increments);
       if (acks.isEmpty()) {
         // accepted, or nothing to wait for (every counter's deltas summed to 0)
         return commit ? COMMITTED : ACCEPTED;
@@ -86,6 +87,13 @@ public final class WritePath {
     } catch (ApiError refused) {
       // nothing was taken
       return Future.succeededFuture(WriteAnswer.refused(refused));
+    }
+  }
+
+  /** Taken (not refused): each increment counts once in its namespace's live rate. */
+  private void tallyTaken(List<Increment> increments) {
+    for (int i = 0; i < increments.size(); i++) {
+      tally.add(increments.get(i).key().type(), 1);
     }
   }
 
@@ -153,7 +161,7 @@ public final class WritePath {
     return keyed.submit(request.idempotencyKey(), request.increments(), commit, commit ? 200 : 202, request.answerBody())
       .onSuccess(written -> {
         if (!written.replayed()) {
-          request.increments().forEach(increment -> tally.add(increment.key().type(), 1));
+          tallyTaken(request.increments());
         }
       })
       .transform(done -> Future.succeededFuture(done.succeeded()

@@ -38,6 +38,7 @@ class WritePathTest {
   private ScriptedStore store;
   private SettableClock clock;
   private WritePath writes;
+  private GatewayState state;
 
   @BeforeEach
   void setUp() {
@@ -49,8 +50,8 @@ class WritePathTest {
       .put("batching", new JsonObject().put("maxDelayMs", 1).put("maxKeys", 1).put("retryInitialMs", 1).put("retryMaxMs", 5))
       .put("limits", new JsonObject().put("requestTimeoutMs", 10_000))
       .put("namespaces", new JsonObject().put("likes", new JsonObject().put("slots", 4))));
+    state = new GatewayState();
     writes = EventLoop.call(loop, () -> {
-      GatewayState state = new GatewayState();
       Coalescer coalescer = new Coalescer(vertx, store, config, state, 0, () -> 0, clock::nanoTime);
       coalescer.start();
       return new WritePath(coalescer, new IdempotentIncrements(vertx, config, state.keysInFlight(), new SimpleMeterRegistry()),
@@ -153,6 +154,15 @@ class WritePathTest {
 
     assertThat(answer.status()).isEqualTo(202);
     assertThat(store.value("likes", "a")).isEqualTo(3);
+  }
+
+  @Test
+  @DisplayName("every increment taken counts once in its namespace's live rate, accepted or committed")
+  void namespaceTally() {
+    submit(WriteRequest.of(increment("a", 3), AckMode.ACCEPTED));
+    submit(WriteRequest.of(List.of(increment("b", 1), increment("c", 1)), AckMode.COMMIT));
+
+    assertThat(state.taken().taken("likes")).isEqualTo(3);
   }
 
   @Test
