@@ -54,7 +54,7 @@ public final class Gateway {
   /** {@code clock}: the UTC clock that puts windowed increments into their buckets (a fixed one in tests). */
   public static Future<Gateway> start(Vertx vertx, GatewayConfig config, MeterRegistry registry, Clock clock) {
     GatewayServices services = new GatewayServices(config, new GatewayState(), registry, clock);
-    GatewayMeters.register(registry, services.state());
+    GatewayMeters.register(registry, services.state(), config.getNamespaces().keySet());
     Gateway gateway = new Gateway(vertx, services);
     return gateway.createSchema()
       .timeout(START_TIMEOUT_SECONDS, TimeUnit.SECONDS)

@@ -33,6 +33,19 @@ public final class HttpApi {
     "text/javascript; charset=utf-8", "public, max-age=3600");
   private static final StaticDocument OPENAPI = StaticDocument.of("/openapi.yaml", "application/yaml; charset=utf-8",
     "public, max-age=300");
+  /** The dashboard: revalidated on every load (ETag), so a new release shows at once. */
+  private static final StaticDocument UI_PAGE = StaticDocument.of("/ui/index.html", "text/html; charset=utf-8", "no-cache");
+  private static final StaticDocument UI_SCRIPT = StaticDocument.of("/ui/dashboard.js", "text/javascript; charset=utf-8",
+    "no-cache");
+  private static final StaticDocument UI_STYLE = StaticDocument.of("/ui/dashboard.css", "text/css; charset=utf-8", "no-cache");
+  /** The charting library, from its WebJar (version pinned in pom.xml): served by the gateway, never from a CDN. */
+  private static final String UPLOT = "/META-INF/resources/webjars/uplot/1.6.30/dist/";
+  private static final StaticDocument UPLOT_SCRIPT = StaticDocument.of(UPLOT + "uPlot.iife.min.js",
+    "text/javascript; charset=utf-8", "public, max-age=86400");
+  private static final StaticDocument UPLOT_STYLE = StaticDocument.of(UPLOT + "uPlot.min.css", "text/css; charset=utf-8",
+    "public, max-age=86400");
+  /** The page loads nothing but its own files, and no inline script can run in it. */
+  private static final String UI_POLICY = "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'";
 
   /** One thread for the whole gateway: the user agents the quick bot check cannot decide (see UserAgentVerdicts). */
   private static final String CLASSIFIER_POOL = "cg-beacon-classifier";
@@ -109,6 +122,20 @@ public final class HttpApi {
     router.get("/v1/counters/:type/:id").handler(BearerAuth.requireRead(vertx, services.config())).handler(reads::one);
     router.get("/v1/counters/:type").handler(BearerAuth.requireRead(vertx, services.config())).handler(reads::many);
     router.delete("/v1/counters/:type/:id").handler(BearerAuth.require(vertx, auth, Right.ADMIN)).handler(reads::reset);
+
+    OverviewRoutes overview = new OverviewRoutes(services.config(), services.state());
+    // what the namespaces took is a read too: with tokens configured it needs the read right (the dashboard asks)
+    router.get("/v1/namespaces").handler(BearerAuth.requireRead(vertx, services.config())).handler(overview::namespaces);
+    router.get("/ui/").handler(ctx -> {
+      ctx.response().putHeader("Content-Security-Policy", UI_POLICY).putHeader("X-Content-Type-Options", "nosniff");
+      UI_PAGE.serve(ctx);
+    });
+    // after /ui/, which the router would otherwise also give to this route: the page's links are relative to /ui/
+    router.get("/ui").handler(ctx -> ctx.redirect("/ui/"));
+    router.get("/ui/dashboard.js").handler(UI_SCRIPT::serve);
+    router.get("/ui/dashboard.css").handler(UI_STYLE::serve);
+    router.get("/ui/vendor/uPlot.iife.min.js").handler(UPLOT_SCRIPT::serve);
+    router.get("/ui/vendor/uPlot.min.css").handler(UPLOT_STYLE::serve);
 
     router.get("/health/live").handler(ctx -> Responses.json(ctx, 200, new JsonObject().put("status", "live")));
     router.get("/health/ready").handler(ctx -> ready(ctx, services, client));

@@ -61,7 +61,8 @@ public class IngestVerticle extends VerticleBase {
     coalescer.start();
     CounterClient counters = new CounterClient(vertx, config.getLimits().getRequestTimeoutMs());
     writes = new WritePath(coalescer,
-      new IdempotentIncrements(vertx, config, services.state().keysInFlight(), services.registry()), counters, store);
+      new IdempotentIncrements(vertx, config, services.state().keysInFlight(), services.registry()), counters, store,
+      services.state().taken());
     if (config.hasUniques()) {
       // one connection: one merge at a time per verticle
       sketches = new UniqueSketches(vertx, config.getDatabase(), 1, config.getBatching().getWriteTimeoutMs());

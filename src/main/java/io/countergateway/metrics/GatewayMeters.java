@@ -1,15 +1,25 @@
 package io.countergateway.metrics;
 
 import io.countergateway.runtime.GatewayState;
+import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
+
+import java.util.Collection;
 
 /** The gateway-wide state as gauges, so dashboards and alerts see what {@code /health/ready} decides on. */
 public final class GatewayMeters {
   private GatewayMeters() {
   }
 
-  public static void register(MeterRegistry registry, GatewayState state) {
+  /** {@code namespaces}: the declared ones, each with its count of increments taken. */
+  public static void register(MeterRegistry registry, GatewayState state, Collection<String> namespaces) {
+    for (String namespace : namespaces) {
+      FunctionCounter.builder("gateway.namespace.increments", state.taken(), taken -> taken.taken(namespace))
+        .tag("namespace", namespace)
+        .description("increments taken per namespace (a batch counts once per counter it changes); its rate is the "
+          + "namespace's live increment rate").register(registry);
+    }
     Gauge.builder("gateway.ready", state, s -> s.isReady() ? 1 : 0)
       .description("1 while the gateway takes increments (not draining, no coalescer failing or shedding); "
         + "the database ping of /health/ready aside").register(registry);

@@ -1,6 +1,7 @@
 package io.countergateway.runtime;
 
 import io.countergateway.write.KeysInFlight;
+import io.countergateway.write.NamespaceTally;
 import io.countergateway.write.WriterHealth;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -31,6 +32,12 @@ public final class GatewayState implements WriterHealth {
   private final AtomicLong undrainedCounters = new AtomicLong();
   private final KeysInFlight keysInFlight = new KeysInFlight();
   private final Map<Class<?>, Object> shared = new ConcurrentHashMap<>();
+  private final NamespaceTally taken = new NamespaceTally();
+
+  /** Increments taken per namespace since start, by every ingest verticle. */
+  public NamespaceTally taken() {
+    return taken;
+  }
 
   /**
    * The one {@code type} of this gateway that all its event loops share (the edge's budgets and per-client limits,

@@ -12,6 +12,8 @@ import io.vertx.sqlclient.Tuple;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.SortedMap;
+import java.util.TreeMap;
 import java.util.function.BinaryOperator;
 
 /**
@@ -89,12 +91,17 @@ public final class UniqueSketches {
 
   /** The stored sketches (every slot, every bucket starting in [{@code from}, {@code to})) of one counter; empty rows left out. */
   public Future<List<byte[]>> read(String type, String id, long from, long to) {
+    return readByBucket(type, id, from, to).map(byBucket -> byBucket.values().stream().flatMap(List::stream).toList());
+  }
+
+  /** The same sketches by bucket start (epoch seconds), oldest first; buckets without a sketch left out. */
+  public Future<SortedMap<Long, List<byte[]>>> readByBucket(String type, String id, long from, long to) {
     return pools.attempt(pool -> pool.preparedQuery(sql.read()).execute(Tuple.of(type, id, from, to)).map(rows -> {
-      List<byte[]> sketches = new ArrayList<>(rows.size());
+      SortedMap<Long, List<byte[]>> sketches = new TreeMap<>();
       for (Row row : rows) {
         byte[] sketch = row.getBuffer(0).getBytes();
         if (sketch.length > 0) {
-          sketches.add(sketch);
+          sketches.computeIfAbsent(row.getLong(1), bucket -> new ArrayList<>()).add(sketch);
         }
       }
       return sketches;

@@ -16,7 +16,7 @@ record UniqueStatements(String insertEmpty, String lock, String update, String r
         .formatted(table) + "ON CONFLICT DO NOTHING",
       "SELECT sketch FROM %s_uniques WHERE ".formatted(table) + key.formatted(1, 2, 3, 4) + " FOR UPDATE",
       "UPDATE %s_uniques SET sketch = $1 WHERE ".formatted(table) + key.formatted(2, 3, 4, 5),
-      "SELECT sketch FROM %s_uniques WHERE record_type = $1 AND record_id = $2 AND bucket_start >= $3 AND bucket_start < $4"
+      "SELECT sketch, bucket_start FROM %s_uniques WHERE record_type = $1 AND record_id = $2 AND bucket_start >= $3 AND bucket_start < $4"
         .formatted(table),
       // small batches by physical row id, as for the bucket rows
       """
@@ -36,7 +36,7 @@ record UniqueStatements(String insertEmpty, String lock, String update, String r
         .formatted(table) + "ON DUPLICATE KEY UPDATE sketch = sketch",
       "SELECT sketch FROM %s_uniques WHERE ".formatted(table) + key + " FOR UPDATE",
       "UPDATE %s_uniques SET sketch = ? WHERE ".formatted(table) + key,
-      "SELECT sketch FROM %s_uniques WHERE record_type = ? AND record_id = ? AND bucket_start >= ? AND bucket_start < ?"
+      "SELECT sketch, bucket_start FROM %s_uniques WHERE record_type = ? AND record_id = ? AND bucket_start >= ? AND bucket_start < ?"
         .formatted(table),
       "DELETE FROM %s_uniques WHERE record_type = ? AND bucket_start < ? LIMIT ?".formatted(table),
       "DELETE FROM %s_uniques WHERE record_type = ? AND record_id = ?".formatted(table),

@@ -36,13 +36,19 @@ public final class WritePath {
   private final IdempotentIncrements keyed;
   private final CommittedValues values;
   private final CounterStore store;
+  private final NamespaceTally tally;
 
-  /** {@code store}: the pool the coalescer writes through, closed by {@link #drain()} once everything is written. */
-  public WritePath(Coalescer coalescer, IdempotentIncrements keyed, CommittedValues values, CounterStore store) {
+  /**
+   * {@code store}: the pool the coalescer writes through, closed by {@link #drain()} once everything is written;
+   * {@code tally}: the gateway's count of increments taken per namespace.
+   */
+  public WritePath(Coalescer coalescer, IdempotentIncrements keyed, CommittedValues values, CounterStore store,
+                   NamespaceTally tally) {
     this.coalescer = coalescer;
     this.keyed = keyed;
     this.values = values;
     this.store = store;
+    this.tally = tally;
   }
 
   /** Never fails: every outcome, refusals included, is a {@link WriteAnswer}. */
@@ -58,10 +64,12 @@ public final class WritePath {
       if (increments.size() == 1) {
         // the hot path: no list, no composite
         Ack ack = coalescer.add(increments.get(0), commit);
+        tally.add(increments.get(0).key().type(), 1);
         return ack == null ? ACCEPTED : ack.future().transform(done -> Future.succeededFuture(
           done.succeeded() ? WriteAnswer.COMMITTED : answerOf(List.of(ack))));
       }
       List<Ack> acks = coalescer.addAll(increments, commit);
+      increments.forEach(increment -> tally.add(increment.key().type(), 1));
       if (acks.isEmpty()) {
         // accepted, or nothing to wait for (every counter's deltas summed to 0)
         return commit ? COMMITTED : ACCEPTED;
@@ -137,6 +145,11 @@ public final class WritePath {
   private Future<WriteAnswer> writeKeyed(WriteRequest request) {
     boolean commit = request.ack() == AckMode.COMMIT;
     return keyed.submit(request.idempotencyKey(), request.increments(), commit, commit ? 200 : 202, request.answerBody())
+      .onSuccess(written -> {
+        if (!written.replayed()) {
+          request.increments().forEach(increment -> tally.add(increment.key().type(), 1));
+        }
+      })
       .transform(done -> Future.succeededFuture(done.succeeded()
         ? new WriteAnswer(done.result().status(), null, done.result().body(), done.result().replayed(), null)
         : WriteAnswer.refused(done.cause() instanceof ApiError refusal ? refusal : outcomeUnknown())));

@@ -100,7 +100,8 @@ class HotRoutesMatchRouterIT {
       Coalescer coalescer = new Coalescer(vertx, store, config, services.state(), 0, () -> 0, System::nanoTime);
       coalescer.start();
       WritePath writes = new WritePath(coalescer, new IdempotentIncrements(vertx, config,
-        services.state().keysInFlight(), services.registry()), (type, id) -> Future.succeededFuture(null), store);
+        services.state().keysInFlight(), services.registry()), (type, id) -> Future.succeededFuture(null), store,
+        services.state().taken());
       writePaths.add(writes);
       HttpRouteMeters meters = new HttpRouteMeters(services.registry());
       Handler<HttpServerRequest> handler = hotRoutes ? HttpApi.requestHandler(vertx, services, writes, meters, null)

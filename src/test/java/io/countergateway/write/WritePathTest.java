@@ -54,7 +54,7 @@ class WritePathTest {
       Coalescer coalescer = new Coalescer(vertx, store, config, state, 0, () -> 0, clock::nanoTime);
       coalescer.start();
       return new WritePath(coalescer, new IdempotentIncrements(vertx, config, state.keysInFlight(), new SimpleMeterRegistry()),
-        (type, id) -> Future.succeededFuture(store.value(type, id)), store);
+        (type, id) -> Future.succeededFuture(store.value(type, id)), store, state.taken());
     });
   }
 

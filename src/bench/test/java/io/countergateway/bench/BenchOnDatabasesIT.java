@@ -15,7 +15,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * must count correctly. No timing is asserted; the machine's own servers are never used here (Redis neither).
  */
 @DisplayName("bench on the embedded databases")
-class BenchOnDatabasesTest {
+class BenchOnDatabasesIT {
   private static final List<String> ALL_BUT_REDIS = Strategies.DEFAULT.stream().filter(s -> !s.equals("redis")).toList();
 
   static BenchOptions options(JsonObject database) {

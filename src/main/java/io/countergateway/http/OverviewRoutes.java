@@ -1,0 +1,39 @@
+package io.countergateway.http;
+
+import io.countergateway.config.GatewayConfig;
+import io.countergateway.config.NamespaceOptions;
+import io.countergateway.config.WindowOptions;
+import io.countergateway.runtime.GatewayState;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.RoutingContext;
+
+/**
+ * {@code GET /v1/namespaces}: what this gateway counts and how it is doing — the declared namespaces with their kind
+ * and the increments each has taken since start (two answers apart give the live rate), and the state readiness is
+ * made of. Answered from memory: it costs the database nothing, so a dashboard may poll it.
+ */
+final class OverviewRoutes {
+  private final GatewayConfig config;
+  private final GatewayState state;
+
+  OverviewRoutes(GatewayConfig config, GatewayState state) {
+    this.config = config;
+    this.state = state;
+  }
+
+  void namespaces(RoutingContext ctx) {
+    JsonArray namespaces = new JsonArray();
+    for (NamespaceOptions namespace : config.getNamespaces().values()) {
+      WindowOptions window = namespace.getWindow();
+      namespaces.add(new JsonObject().put("name", namespace.getName()).put("public", namespace.isPublic())
+        .put("unique", namespace.isUnique()).put("slots", namespace.getSlots())
+        .put("window", window == null ? null : new JsonObject().put("bucket", window.getBucket().label())
+          .put("retentionSeconds", window.getRetention().toSeconds()).put("maxRangeBuckets", window.getMaxRangeBuckets()))
+        .put("increments", state.taken().taken(namespace.getName())));
+    }
+    JsonObject gateway = new JsonObject().put("ready", state.isReady()).put("draining", state.isDraining())
+      .put("failingWriters", state.failingWriters()).put("sheddingWriters", state.sheddingWriters());
+    Responses.json(ctx, 200, new JsonObject().put("namespaces", namespaces).put("gateway", gateway));
+  }
+}
