@@ -19,7 +19,7 @@ trap 'kill $PID 2>/dev/null' EXIT
 for _ in $(seq 1 120); do [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/health/ready")" = 200 ] && break; sleep 0.5; done
 run() { NS=$1 wrk -t2 -c64 -d"${SECONDS_EACH}s" -s "$HERE/many-clients.lua" -H "User-Agent: $UA" "http://127.0.0.1:$PORT" \
   | awk -v ns="$1" '/Requests\/sec/ {print ns, $2} /Non-2xx/ {print ns, "non-2xx", $5}'; }
-run unlimited >/dev/null  # warm-up
+run unlimited >/dev/null; run limited >/dev/null  # warm-up, both paths
 for round in $(seq 1 "$ROUNDS"); do
   echo "round $round (load $(awk '{print $1}' /proc/loadavg))"; run limited; run unlimited
 done | tee "$OUT/throughput.txt"

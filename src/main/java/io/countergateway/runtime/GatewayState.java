@@ -35,14 +35,13 @@ public final class GatewayState implements WriterHealth {
   private final AtomicLong undrainedCounters = new AtomicLong();
   private final AtomicLong journaledCounters = new AtomicLong();
   private final KeysInFlight keysInFlight = new KeysInFlight();
+  private final Map<Class<?>, Object> shared = new ConcurrentHashMap<>();
   private final NamespaceTally taken = new NamespaceTally();
 
   /** Increments taken per namespace since start, by every ingest verticle. */
   public NamespaceTally taken() {
     return taken;
   }
-
-  private final Map<Class<?>, Object> shared = new ConcurrentHashMap<>();
 
   /**
    * The one {@code type} of this gateway that all its event loops share (the edge's budgets and per-client limits,

@@ -65,6 +65,7 @@ class AuthIT {
     "GET    | /v1/counters/likes/guarded            | none                    | 401 | unauthorized",
     "GET    | /v1/counters/likes?id=guarded         | none                    | 401 | unauthorized",
     "GET    | /v1/counters/likes/guarded            | beacon-token-0123456789 | 403 | forbidden",
+    "GET    | /v1/namespaces                        | none                    | 401 | unauthorized",
   })
   @DisplayName("write, admin and read routes refuse a missing, unknown or underprivileged token and write nothing")
   void refused(String method, String path, String token, int status, String error) {

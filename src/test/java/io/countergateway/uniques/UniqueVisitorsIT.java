@@ -99,6 +99,11 @@ class UniqueVisitorsIT {
     throw new AssertionError("the total never reached " + total + ": " + read(gateway, uri));
   }
 
+  /** A replica of {@code config} with a journal directory of its own: two gateways never share one. */
+  private static JsonObject withOwnJournal(JsonObject config) {
+    return config.copy().put("journal", new JsonObject().put("dir", GatewayFixture.freshJournalDir()));
+  }
+
   @ParameterizedTest(name = "on {0}")
   @ValueSource(strings = {"postgres", "mariadb"})
   @DisplayName("10,000 distinct visitors behind a trusted proxy, spread over three replicas, are estimated within the sketch's two-sigma error and inside the bounds the answer gives")
@@ -111,8 +116,8 @@ class UniqueVisitorsIT {
       gateways.add(GatewayFixture.start(config, clock));
       String salts = table + "_visitor_salts (day, salt) VALUES (" + (database.equals("postgres") ? "$1, $2)" : "?, ?)");
       await(gateways.get(0).sql().preparedQuery("INSERT INTO " + salts).execute(Tuple.of(DAY, Buffer.buffer(FIXED_SALT))));
-      gateways.add(GatewayFixture.start(config, clock));
-      gateways.add(GatewayFixture.start(config, clock));
+      gateways.add(GatewayFixture.start(withOwnJournal(config), clock));
+      gateways.add(GatewayFixture.start(withOwnJournal(config), clock));
 
       visit(gateways, "home", 0, 10_000, true);
 

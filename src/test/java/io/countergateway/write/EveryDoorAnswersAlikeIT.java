@@ -9,6 +9,7 @@ import io.vertx.core.Future;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.eventbus.ReplyException;
+import io.vertx.core.http.HttpClient;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -74,6 +75,7 @@ class EveryDoorAnswersAlikeIT {
 
   @AfterAll
   void stopGateways() {
+    CLIENTS.values().forEach(client -> await(client.close()));
     gateways.values().forEach(GatewayFixture::close);
   }
 
@@ -92,6 +94,8 @@ class EveryDoorAnswersAlikeIT {
 
   // ---- the doors ----
 
+  /** One HTTP client per gateway: a client per request would leave its connections open, past the per-client cap. */
+  private static final Map<GatewayFixture, HttpClient> CLIENTS = new java.util.concurrent.ConcurrentHashMap<>();
   private static final Map<String, Door> BATCH_DOORS = new LinkedHashMap<>();
   private static final Map<String, Door> SINGLE_DOORS = new LinkedHashMap<>();
 
@@ -133,7 +137,7 @@ class EveryDoorAnswersAlikeIT {
     if (key != null) {
       options.putHeader("Idempotency-Key", key);
     }
-    return gateway.vertx.createHttpClient().request(options)
+    return CLIENTS.computeIfAbsent(gateway, g -> g.vertx.createHttpClient()).request(options)
       .compose(request -> request.setChunked(chunked).send(body))
       .compose(response -> response.body().map(answer -> response.statusCode() < 300
         ? new Outcome(response.statusCode(), null, "true".equals(response.getHeader("Idempotent-Replayed")))
