@@ -111,8 +111,9 @@ class UniqueVisitorsIT {
       gateways.add(GatewayFixture.start(config, clock));
       String salts = table + "_visitor_salts (day, salt) VALUES (" + (database.equals("postgres") ? "$1, $2)" : "?, ?)");
       await(gateways.get(0).sql().preparedQuery("INSERT INTO " + salts).execute(Tuple.of(DAY, Buffer.buffer(FIXED_SALT))));
-      gateways.add(GatewayFixture.start(config, clock));
-      gateways.add(GatewayFixture.start(config, clock));
+      // each replica a journal directory of its own, as each pod has its own volume
+      gateways.add(GatewayFixture.start(config.copy().put("journal", new JsonObject().put("dir", GatewayFixture.freshJournalDir())), clock));
+      gateways.add(GatewayFixture.start(config.copy().put("journal", new JsonObject().put("dir", GatewayFixture.freshJournalDir())), clock));
 
       visit(gateways, "home", 0, 10_000, true);
 
