@@ -47,8 +47,16 @@ abstract class JournalFaultTest extends FaultTest {
     super.closeTools();
   }
 
-  private JsonObject processConfig(JsonObject database, int port) {
+  /** The tests' base config, with pageviews' per-client beacon limits off: every beacon here comes from one client. */
+  private static JsonObject baseConfig(JsonObject database) {
     JsonObject config = GatewayFixture.baseConfig(database, TABLE);
+    config.getJsonObject("namespaces").getJsonObject("pageviews")
+      .put("beacon", new JsonObject().put("perClientPerMinute", 0).put("idsPerClientPerHour", 0));
+    return config;
+  }
+
+  private JsonObject processConfig(JsonObject database, int port) {
+    JsonObject config = baseConfig(database);
     config.getJsonObject("http").put("port", port);
     config.put("batching", new JsonObject().put("retryInitialMs", 50).put("retryMaxMs", 500));
     config.put("shutdown", new JsonObject().put("timeoutMs", 20_000));
@@ -205,7 +213,7 @@ abstract class JournalFaultTest extends FaultTest {
   @DisplayName("a full journal answers 503 journal_full and loses nothing: every 204 is counted once the database is back")
   void journalFull() {
     FaultDatabase db = database();
-    JsonObject config = GatewayFixture.baseConfig(db.writerConfig(tools), TABLE);
+    JsonObject config = baseConfig(db.writerConfig(tools));
     config.getJsonObject("http").put("instances", 1);
     config.getJsonObject("journal").put("segmentBytes", 65_536).put("maxBytes", 131_072);
     config.put("batching", new JsonObject().put("retryInitialMs", 50).put("retryMaxMs", 300));
