@@ -47,18 +47,16 @@ abstract class JournalFaultTest extends FaultTest {
     super.closeTools();
   }
 
-  /**
-   * The test is one client on the loopback sending hundreds of beacons: what the per-client limits exist to drop. A
-   * dropped beacon is answered 204 too, so the limits are off here, where every 204 must be counted.
-   */
-  private static JsonObject withoutClientLimits(JsonObject config) {
-    config.getJsonObject("namespaces").getJsonObject("pageviews").put("beacon", new JsonObject()
-      .put("perClientPerMinute", 0).put("idsPerClientPerHour", 0));
+  /** The tests' base config, with pageviews' per-client beacon limits off: every beacon here comes from one client. */
+  private static JsonObject baseConfig(JsonObject database) {
+    JsonObject config = GatewayFixture.baseConfig(database, TABLE);
+    config.getJsonObject("namespaces").getJsonObject("pageviews")
+      .put("beacon", new JsonObject().put("perClientPerMinute", 0).put("idsPerClientPerHour", 0));
     return config;
   }
 
   private JsonObject processConfig(JsonObject database, int port) {
-    JsonObject config = withoutClientLimits(GatewayFixture.baseConfig(database, TABLE));
+    JsonObject config = baseConfig(database);
     config.getJsonObject("http").put("port", port);
     config.put("batching", new JsonObject().put("retryInitialMs", 50).put("retryMaxMs", 500));
     config.put("shutdown", new JsonObject().put("timeoutMs", 20_000));
@@ -215,7 +213,7 @@ abstract class JournalFaultTest extends FaultTest {
   @DisplayName("a full journal answers 503 journal_full and loses nothing: every 204 is counted once the database is back")
   void journalFull() {
     FaultDatabase db = database();
-    JsonObject config = withoutClientLimits(GatewayFixture.baseConfig(db.writerConfig(tools), TABLE));
+    JsonObject config = baseConfig(db.writerConfig(tools));
     config.getJsonObject("http").put("instances", 1);
     config.getJsonObject("journal").put("segmentBytes", 65_536).put("maxBytes", 131_072);
     config.put("batching", new JsonObject().put("retryInitialMs", 50).put("retryMaxMs", 300));

@@ -71,11 +71,6 @@ public final class Journal {
   private static final long RELEASE_INTERVAL_MS = 1_000;
   private static final int SNAPSHOT_BATCH = 1_000;
   private static final Future<Void> DONE = Future.succeededFuture();
-  /**
-   * Two: while one frame is being forced, the next is already queued behind it on the worker, so the worker never idles
-   * for the round trip to the event loop (the frames still go to disk one after the other).
-   */
-  private static final int FRAMES_IN_FLIGHT = 2;
 
   /** What a replay hands the coalescer: deltas to hold again, and flushes to write again under their own ids. */
   public record Recovered(Map<CounterKey, Long> pending, List<Flush> unsettled) {
@@ -113,8 +108,14 @@ public final class Journal {
   private Promise<Void> nextWritten;
   private Promise<Void> nextForced;
   private boolean forceRequested;
-  /** Frames handed to the worker and not yet done; at most {@link #FRAMES_IN_FLIGHT}, written in order. */
+  /** Frames handed to the worker and not yet done; at most {@link #maxFramesInFlight}, written in order. */
   private int framesInFlight;
+  /**
+   * Under {@code always} one: a request that arrives while a frame is being forced goes into the very next frame, so it
+   * waits for about one and a half fsyncs (two frames in flight would make it wait behind both). Otherwise two: the
+   * frames are mostly not forced, and the next one is written while the event loop hears of the last.
+   */
+  private final int maxFramesInFlight;
   /** The newest frame handed to the worker: what a caller waits on when all it appended is in it. */
   private Promise<Void> lastWritten;
   private Promise<Void> lastForced;
@@ -156,6 +157,7 @@ public final class Journal {
     this.fullChanged = fullChanged;
     this.eventLoop = Thread.currentThread();
     this.context = vertx.getOrCreateContext();
+    this.maxFramesInFlight = options.getFsync() == JournalOptions.Fsync.ALWAYS ? 1 : 2;
     this.needed = () -> appendedLsn;
   }
 
@@ -402,7 +404,7 @@ public final class Journal {
   }
 
   private void kick() {
-    if (framesInFlight < FRAMES_IN_FLIGHT && !closed) {
+    if (framesInFlight < maxFramesInFlight && !closed) {
       cut();
     }
   }
