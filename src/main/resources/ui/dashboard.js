@@ -92,7 +92,10 @@
     if (gateway.sheddingWriters > 0) {
       problems.push(gateway.sheddingWriters + ' writers shedding');
     }
-    $('health').textContent = gateway.ready ? 'ready' : 'not ready: ' + problems.join(', ');
+    const backlog = gateway.journalBytes > 0 && gateway.journalOldestAgeSeconds >= 5
+      ? ' · journal holds ' + count(gateway.journalBytes) + ' bytes, oldest ' + count(Math.round(gateway.journalOldestAgeSeconds)) + ' s'
+      : '';
+    $('health').textContent = (gateway.ready ? 'ready' : 'not ready: ' + problems.join(', ')) + backlog;
     $('health').className = 'badge ' + (gateway.ready ? 'ready' : 'not-ready');
   }
 

@@ -123,7 +123,7 @@ public final class HttpApi {
     router.get("/v1/counters/:type").handler(BearerAuth.requireRead(vertx, services.config())).handler(reads::many);
     router.delete("/v1/counters/:type/:id").handler(BearerAuth.require(vertx, auth, Right.ADMIN)).handler(reads::reset);
 
-    OverviewRoutes overview = new OverviewRoutes(services.config(), services.state());
+    OverviewRoutes overview = new OverviewRoutes(services.config(), services.state(), services.registry());
     // what the namespaces took is a read too: with tokens configured it needs the read right (the dashboard asks)
     router.get("/v1/namespaces").handler(BearerAuth.requireRead(vertx, services.config())).handler(overview::namespaces);
     router.get("/ui/").handler(ctx -> {

@@ -4,6 +4,8 @@ import io.countergateway.config.GatewayConfig;
 import io.countergateway.config.NamespaceOptions;
 import io.countergateway.config.WindowOptions;
 import io.countergateway.runtime.GatewayState;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;
@@ -16,10 +18,13 @@ import io.vertx.ext.web.RoutingContext;
 final class OverviewRoutes {
   private final GatewayConfig config;
   private final GatewayState state;
+  private final MeterRegistry registry;
 
-  OverviewRoutes(GatewayConfig config, GatewayState state) {
+  /** {@code registry}: where each verticle's journal reports its backlog (the same gauges /metrics shows). */
+  OverviewRoutes(GatewayConfig config, GatewayState state, MeterRegistry registry) {
     this.config = config;
     this.state = state;
+    this.registry = registry;
   }
 
   void namespaces(RoutingContext ctx) {
@@ -33,7 +38,10 @@ final class OverviewRoutes {
         .put("increments", state.taken().taken(namespace.getName())));
     }
     JsonObject gateway = new JsonObject().put("ready", state.isReady()).put("draining", state.isDraining())
-      .put("failingWriters", state.failingWriters()).put("sheddingWriters", state.sheddingWriters());
+      .put("failingWriters", state.failingWriters()).put("sheddingWriters", state.sheddingWriters())
+      .put("journalBytes", (long) registry.find("gateway.journal.bytes").gauges().stream().mapToDouble(Gauge::value).sum())
+      .put("journalOldestAgeSeconds", registry.find("gateway.journal.oldest.age").gauges().stream()
+        .mapToDouble(Gauge::value).max().orElse(0));
     Responses.json(ctx, 200, new JsonObject().put("namespaces", namespaces).put("gateway", gateway));
   }
 }
