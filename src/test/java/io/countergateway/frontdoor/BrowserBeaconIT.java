@@ -1,6 +1,7 @@
 package io.countergateway.frontdoor;
 
 import io.countergateway.testing.GatewayFixture;
+import io.countergateway.testing.HeadlessChromium;
 import io.countergateway.testing.TestDatabases;
 import io.vertx.core.http.HttpServer;
 import io.vertx.core.json.JsonArray;
@@ -13,21 +14,13 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.openqa.selenium.JavascriptExecutor;
 import org.openqa.selenium.chrome.ChromeDriver;
-import org.openqa.selenium.chrome.ChromeDriverService;
-import org.openqa.selenium.chrome.ChromeOptions;
 
-import java.io.File;
-import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
-import java.util.stream.Stream;
 
 import static io.countergateway.testing.GatewayFixture.await;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -42,32 +35,31 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 @DisplayName("Beacons from headless Chromium")
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class BrowserBeaconIT {
-  static final File CHROMIUM = new File(System.getProperty("chromium.binary", "/usr/bin/chromium"));
-  static final File CHROMEDRIVER = new File(System.getProperty("chromedriver.binary", "/usr/bin/chromedriver"));
 
   GatewayFixture fixture;
   io.vertx.core.Vertx pageVertx;
   HttpServer pages;
   HttpServer strangerPages;
   final Map<String, String> html = new ConcurrentHashMap<>();
-  Path profile;
+  HeadlessChromium chromium;
   ChromeDriver browser;
   String gateway;
   String pageOrigin;
   String strangerOrigin;
 
   static boolean browserInstalled() {
-    return CHROMIUM.canExecute() && CHROMEDRIVER.canExecute();
+    return HeadlessChromium.installed();
   }
 
   @BeforeEach
   void needsTheBrowser() {
     // checked per test, so a machine without Chromium reports each test as skipped, not none as run
-    assumeTrue(browserInstalled(), "needs Debian's chromium and chromium-driver (" + CHROMIUM + ", " + CHROMEDRIVER + ")");
+    assumeTrue(browserInstalled(), "needs Debian's chromium and chromium-driver (" + HeadlessChromium.CHROMIUM + ", "
+      + HeadlessChromium.CHROMEDRIVER + ")");
   }
 
   @BeforeAll
-  void start() throws IOException {
+  void start() {
     if (!browserInstalled()) {
       return;
     }
@@ -86,31 +78,20 @@ class BrowserBeaconIT {
     fixture = GatewayFixture.start(config);
     gateway = "http://127.0.0.1:" + fixture.gateway.port();
 
-    System.setProperty("webdriver.chrome.driver", CHROMEDRIVER.getPath());
-    profile = Files.createTempDirectory("chromium-profile");
-    ChromeOptions options = new ChromeOptions().setBinary(CHROMIUM).addArguments("--headless=new", "--no-sandbox",
-      "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-      "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage", "--user-data-dir=" + profile);
-    // the system chromedriver, given explicitly, so Selenium Manager has nothing to look up or download
-    browser = new ChromeDriver(new ChromeDriverService.Builder().usingDriverExecutable(CHROMEDRIVER).build(), options);
-    browser.manage().timeouts().pageLoadTimeout(Duration.ofSeconds(20)).scriptTimeout(Duration.ofSeconds(10));
+    chromium = HeadlessChromium.start();
+    browser = chromium.browser;
   }
 
   @AfterAll
-  void stop() throws IOException {
-    if (browser != null) {
-      browser.quit();
+  void stop() {
+    if (chromium != null) {
+      chromium.close();
     }
     if (fixture != null) {
       fixture.close();
     }
     if (pageVertx != null) {
       await(pageVertx.close());
-    }
-    if (profile != null) {
-      try (Stream<Path> files = Files.walk(profile)) {
-        files.sorted(Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
-      }
     }
   }
 
