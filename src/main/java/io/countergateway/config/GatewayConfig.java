@@ -98,6 +98,24 @@ public final class GatewayConfig {
     }
     rollups = List.copyOf(declaredRollups);
     checkBatchesFit(batching, limits);
+    checkJournalBesideEmbeddedData(database, journal);
+  }
+
+  /**
+   * The embedded PostgreSQL owns its data directory: a journal inside it would outlive a reset of the database files
+   * (and initdb refuses a directory that is not empty), so the two are kept apart.
+   */
+  private static void checkJournalBesideEmbeddedData(DatabaseOptions database, JournalOptions journal) {
+    if (database.getKind() != DatabaseOptions.Kind.EMBEDDED_POSTGRES || !journal.isEnabled()) {
+      return;
+    }
+    java.nio.file.Path data = java.nio.file.Path.of(database.getDataDir()).toAbsolutePath().normalize();
+    java.nio.file.Path dir = java.nio.file.Path.of(journal.getDir()).toAbsolutePath().normalize();
+    if (dir.startsWith(data)) {
+      throw new ConfigException(JournalOptions.DIR.name(), "must not be inside " + DatabaseOptions.DATA_DIR.name() + " ("
+        + database.getDataDir() + "), which the embedded PostgreSQL owns; use a directory beside it, e.g. ./journal "
+        + "(move any journal-*.seg files already there into it first: they hold accepted increments)");
+    }
   }
 
   /**

@@ -23,7 +23,7 @@ public final class JournalOptions {
   static final ConfigDef KEYS = ConfigDef.section("journal");
   public static final ConfigKey<Boolean> ENABLED = KEYS.define("enabled", BOOLEAN, true, any(),
     "every increment answered 202/204 is first appended to a local write-ahead journal, replayed at start");
-  public static final ConfigKey<String> DIR = KEYS.define("dir", STRING, "./data/journal", notBlank(),
+  public static final ConfigKey<String> DIR = KEYS.define("dir", STRING, "./journal", notBlank(),
     "the journal's directory (one per gateway; segment files per ingest verticle)");
   public static final ConfigKey<String> FSYNC = KEYS.define("fsync",
     choice(List.of("always", "everyMs", "off"), Map.of("everyms", "everyMs", "everysec", "everyMs")), "always", any(),

@@ -567,13 +567,22 @@ public final class Coalescer {
     // journaled increments in it: recorded (and forced) before the first attempt, so a replay resolves it by its id
     long[] flight = {firstLsn};
     flights.add(flight);
-    journal.formed(flush, zeroKeys == null ? List.of() : zeroKeys)
-      .onComplete(recorded -> writer.write(flush, acks).onComplete(settled -> {
+    journal.formed(flush, zeroKeys == null ? List.of() : zeroKeys).onComplete(recorded -> {
+      if (recorded.failed()) {
+        // the journal failed: a flush it cannot record is never attempted, so the replay after a restart writes its
+        // journaled part once; its flight stays, and the journal keeps its segments
+        FlushWriter.abandon(acks);
+        waiting -= acks.size();
+        flushDone();
+        return;
+      }
+      writer.write(flush, acks).onComplete(settled -> {
         flights.remove(flight);
         journal.settled(flush.id());
         waiting -= acks.size();
         flushDone();
-      }));
+      });
+    });
   }
 
   private short slotFor(String type) {

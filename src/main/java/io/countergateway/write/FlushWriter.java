@@ -269,8 +269,29 @@ final class FlushWriter {
     Promise<Void> leftSettled = Promise.promise();
     leftSettled.future().onComplete(done -> attempt(rightHalf, rightAcks, 0, settled));
     // the journal learns of the halves before either is attempted: a replay resolves them, not the parent
-    replaced.apply(flush, List.of(leftHalf, rightHalf))
-      .onComplete(recorded -> attempt(leftHalf, leftAcks, 0, leftSettled));
+    replaced.apply(flush, List.of(leftHalf, rightHalf)).onComplete(recorded -> {
+      if (recorded.failed()) {
+        // the journal cannot record the halves: neither is attempted (the parent is void), the replay writes them
+        abandon(acks);
+        settled.tryComplete();
+      } else {
+        attempt(leftHalf, leftAcks, 0, leftSettled);
+      }
+    });
+  }
+
+  /**
+   * A flush the journal could not record is never attempted: the commit requests in it were not counted (503); its
+   * journaled increments stay in the journal for the replay after a restart.
+   */
+  static void abandon(List<Ack> acks) {
+    for (Ack ack : acks) {
+      if (ack.state != Ack.State.DONE) {
+        ack.state = Ack.State.DONE;
+        ack.promise.tryFail(ApiError.unavailable("journal_unavailable", "the journal failed and the gateway writes "
+          + "nothing it holds until a restart; this increment was not counted"));
+      }
+    }
   }
 
   private void refuse(Flush flush, List<Ack> acks, Throwable cause) {

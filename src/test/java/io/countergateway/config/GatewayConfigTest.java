@@ -38,6 +38,18 @@ class GatewayConfigTest {
   }
 
   @Test
+  @DisplayName("a journal inside the embedded PostgreSQL's data directory is refused at start, naming journal.dir")
+  void journalBesideEmbeddedData() {
+    JsonObject inside = minimal().put("journal", new JsonObject().put("dir", "./data/journal"));
+    assertThatThrownBy(() -> GatewayConfig.fromJson(inside))
+      .hasMessageStartingWith("journal.dir: must not be inside database.dataDir (./data)");
+    JsonObject external = minimal().put("journal", new JsonObject().put("dir", "./data/journal"))
+      .put("database", new JsonObject().put("kind", "postgres"));
+    assertThat(GatewayConfig.fromJson(external).getJournal().getDir()).as("beside an external database").isEqualTo("./data/journal");
+    assertThat(GatewayConfig.fromJson(minimal()).getJournal().getDir()).isEqualTo("./journal");
+  }
+
+  @Test
   @DisplayName("environment variables named after a key's path override the file")
   void environmentOverrides() {
     JsonObject raw = minimal().put("batching", new JsonObject().put("maxDelayMs", 2));

@@ -19,6 +19,7 @@ import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.channels.OverlappingFileLockException;
@@ -49,43 +50,77 @@ import java.util.zip.CRC32C;
  *
  * <p><b>Files.</b> Segment files {@code journal-<verticle>-<segment>.seg} in the configured directory: an 8-byte
  * header ({@code CGJ1} and a version), then frames {@code [length][CRC32C][payload]} whose payload is records
- * ({@link JournalRecords}). A frame is what one write carries; a torn or corrupt frame ends its file at replay.
+ * ({@link JournalRecords}). A frame is what one append carries; a torn or corrupt frame ends its file at replay, and
+ * a frame header of zeros is where the writing stopped.
  *
- * <p><b>Group commit.</b> Appends happen on the event loop, into a buffer. Whenever no write is under way the buffer
- * becomes one frame, written (and with {@code fsync: always}, forced) by the journal's own worker thread — never the
- * event loop; while that runs, the next frame grows. Every caller that appended into a frame shares one future, which
- * completes once the frame is written (forced under {@code always}): one fsync answers everything appended before it.
- * A formed flush, a split and a settlement are always forced before they count, whatever the policy, so a replay
- * never counts twice; the policy only decides when an accepted increment is answered.
+ * <p><b>Appends are memory copies.</b> Segments are created ahead of need by the journal's file worker, filled with
+ * zeros (so the disk blocks exist: a full disk is met there, as a refusal, never as a fault in a mapped page) and
+ * mapped into memory. The event loop appends a frame by copying it into the mapping — payload first, header last, so
+ * a process killed half-way leaves a header of zeros — and never makes a system call. A frame in the mapping is in
+ * the operating system's page cache: it survives the process (kill -9, an OOM kill), not the machine.
  *
- * <p><b>Deletion.</b> Positions (LSNs) are byte offsets in this run's stream. The coalescer tells, through
- * {@code needed}, the lowest position it still needs (its pending counters' and its in-flight flushes' first journaled
- * increment); a segment wholly below it is deleted, about once a second.
+ * <p><b>Group commit.</b> Making frames durable is the sync worker's: it forces ({@code msync}) every range appended
+ * since its last force, tells the event loop how far the journal is durable, and goes on at once while more was
+ * appended meanwhile, so one force covers everything appended during the previous one and the event loop is never
+ * on the way between two forces. {@code fsync: always} answers after the force that covers the increment, {@code
+ * everyMs} and {@code off} after the copy (everyMs forces on a timer). A formed flush and a split are always forced
+ * before they count, whatever the policy, so a replay never counts twice.
  *
- * <p>Confined to the verticle's event loop, except the file work on the worker.
+ * <p><b>Deletion.</b> Positions (LSNs) are byte offsets of record payloads in this run's stream. The coalescer tells,
+ * through {@code needed}, the lowest position it still needs (its pending counters' and its in-flight flushes' first
+ * journaled increment); a segment wholly below it is deleted, about once a second. A clean close cuts each segment
+ * file to what it holds.
+ *
+ * <p>Confined to the verticle's event loop, except the file work on the two workers.
  */
 public final class Journal {
   private static final Logger LOG = LoggerFactory.getLogger(Journal.class);
   private static final Pattern FILE = Pattern.compile("journal-(\\d+)-(\\d+)\\.seg");
   private static final int VERSION = 1;
   private static final long RELEASE_INTERVAL_MS = 1_000;
+  private static final long SPARE_RETRY_MS = 1_000;
   private static final int SNAPSHOT_BATCH = 1_000;
+  private static final int FIRST_SEGMENT_BYTES = 1 << 20;
+  private static final int ZERO_CHUNK = 1 << 20;
   private static final Future<Void> DONE = Future.succeededFuture();
 
   /** What a replay hands the coalescer: deltas to hold again, and flushes to write again under their own ids. */
   public record Recovered(Map<CounterKey, Long> pending, List<Flush> unsettled) {
   }
 
+  /** A segment file, zero-filled to its capacity and mapped. */
   private static final class Segment {
     final Path path;
-    final long startLsn;
+    final MappedByteBuffer map;
+    final int capacity;
+    // event loop
+    long startLsn = -1;
     long endLsn;
-    long bytes;
+    /** Where the next frame goes. */
+    int position = JournalReader.FILE_HEADER_BYTES;
+    /** Up to where a force has been asked for. */
+    int syncAsked = JournalReader.FILE_HEADER_BYTES;
+    // the sync worker's
+    int synced = JournalReader.FILE_HEADER_BYTES;
+    boolean unmapped;
 
-    Segment(Path path, long startLsn) {
+    Segment(Path path, MappedByteBuffer map, int capacity) {
       this.path = path;
-      this.startLsn = startLsn;
+      this.map = map;
+      this.capacity = capacity;
     }
+
+    boolean fits(int payloadBytes) {
+      return (long) position + JournalReader.FRAME_HEADER_BYTES + payloadBytes <= capacity;
+    }
+  }
+
+  /** What waits for a position: to be in the mapping (placed), or forced. */
+  private record Waiter(long lsn, Promise<Void> promise) {
+  }
+
+  /** A frame with no room yet: it waits for the next segment, in order. */
+  private record Unplaced(byte[] payload, long endLsn) {
   }
 
   private record Checkpoint(long lsn, long millis) {
@@ -95,38 +130,38 @@ public final class Journal {
   private final JournalOptions options;
   private final Path dir;
   private final int index;
-  private final WorkerExecutor worker;
+  private final WorkerExecutor files;
+  private final WorkerExecutor syncer;
   private final Consumer<Boolean> fullChanged;
   private final Thread eventLoop;
   private final io.vertx.core.Context context;
+  private final boolean always;
 
   // event loop
   private final JournalRecords.Out buffer = new JournalRecords.Out(64 * 1024);
+  private final CRC32C crc = new CRC32C();
   private long appendedLsn;
-  private long cutLsn;
-  /** The next frame's waiters: those answered once it is written, and those once it is forced. */
-  private Promise<Void> nextWritten;
-  private Promise<Void> nextForced;
-  private boolean forceRequested;
-  /** Frames handed to the worker and not yet done; at most {@link #maxFramesInFlight}, written in order. */
-  private int framesInFlight;
-  /**
-   * Under {@code always} one: a request that arrives while a frame is being forced goes into the very next frame, so it
-   * waits for about one and a half fsyncs (two frames in flight would make it wait behind both). Otherwise two: the
-   * frames are mostly not forced, and the next one is written while the event loop hears of the last.
-   */
-  private final int maxFramesInFlight;
-  /** The newest frame handed to the worker: what a caller waits on when all it appended is in it. */
-  private Promise<Void> lastWritten;
-  private Promise<Void> lastForced;
-  private long writtenLsn;
+  /** Everything below is in a mapping. */
+  private long placedLsn;
+  /** Everything below is forced, as the sync worker last told. */
   private long durableLsn;
+  /** Everything below has been handed to the sync worker. */
+  private long syncAskedLsn;
+  private Segment current;
+  private Segment spare;
+  private boolean spareComing;
+  /** The last attempt to make a segment failed. */
+  private boolean segmentFailure;
+  private long spareRetryTimer = -1;
+  private long nextCapacity;
+  private final ArrayDeque<Unplaced> unplaced = new ArrayDeque<>();
+  private final ArrayDeque<Waiter> placedWaiters = new ArrayDeque<>();
+  private final ArrayDeque<Waiter> durableWaiters = new ArrayDeque<>();
   private final ArrayDeque<Segment> segments = new ArrayDeque<>();
   private long nextSegno;
   private final Set<String> journaledFlushes = new HashSet<>();
   private final Map<String, List<String>> replacedBy = new HashMap<>();
   private final ArrayDeque<Checkpoint> checkpoints = new ArrayDeque<>();
-  private final List<Promise<Void>> idleWaiters = new ArrayList<>();
   private LongSupplier needed;
   private boolean full;
   private long heldBytes;
@@ -137,27 +172,36 @@ public final class Journal {
   private long fsyncTimer = -1;
   private Recovered recovered;
 
+  // between the event loop and the sync worker, under syncLock
+  private final Object syncLock = new Object();
+  private Map<Segment, Integer> toForce = new LinkedHashMap<>();
+  private List<Segment> toUnmap = new ArrayList<>();
+  private long toForceLsn;
+  private boolean syncing;
+
   // read by the scrape thread
   private volatile long liveBytes;
   private volatile long oldestMillis;
   private volatile long appendedTotal;
 
-  // the worker's
-  private FileChannel channel;
+  // the file worker's
   private FileChannel lockChannel;
   private FileLock lock;
   private volatile Timer fsyncLatency;
 
-  private Journal(Vertx vertx, JournalOptions options, int index, WorkerExecutor worker, Consumer<Boolean> fullChanged) {
+  private Journal(Vertx vertx, JournalOptions options, int index, WorkerExecutor files, WorkerExecutor syncer,
+                  Consumer<Boolean> fullChanged) {
     this.vertx = vertx;
     this.options = options;
     this.dir = Path.of(options.getDir()).toAbsolutePath().normalize();
     this.index = index;
-    this.worker = worker;
+    this.files = files;
+    this.syncer = syncer;
     this.fullChanged = fullChanged;
     this.eventLoop = Thread.currentThread();
     this.context = vertx.getOrCreateContext();
-    this.maxFramesInFlight = options.getFsync() == JournalOptions.Fsync.ALWAYS ? 1 : 2;
+    this.always = options.getFsync() == JournalOptions.Fsync.ALWAYS;
+    this.nextCapacity = Math.min(options.getSegmentBytes(), FIRST_SEGMENT_BYTES);
     this.needed = () -> appendedLsn;
   }
 
@@ -169,17 +213,22 @@ public final class Journal {
    */
   public static Future<Journal> open(Vertx vertx, JournalOptions options, int index, int instances,
                                      Consumer<Boolean> fullChanged) {
-    WorkerExecutor worker = vertx.createSharedWorkerExecutor("journal-" + index + "-" + Integer.toHexString(
-      System.identityHashCode(new Object())), 1, 5, TimeUnit.MINUTES);
-    Journal journal = new Journal(vertx, options, index, worker, fullChanged);
-    return worker.<Recovered>executeBlocking(() -> journal.recoverBlocking(instances), true)
+    String name = "journal-" + index + "-" + Integer.toHexString(System.identityHashCode(new Object()));
+    WorkerExecutor files = vertx.createSharedWorkerExecutor(name, 1, 5, TimeUnit.MINUTES);
+    WorkerExecutor syncer = vertx.createSharedWorkerExecutor(name + "-sync", 1, 5, TimeUnit.MINUTES);
+    Journal journal = new Journal(vertx, options, index, files, syncer, fullChanged);
+    return files.<Recovered>executeBlocking(() -> journal.recoverBlocking(instances), true)
       .map(recovered -> {
         journal.recovered = recovered;
         recovered.unsettled().forEach(flush -> journal.journaledFlushes.add(flush.id()));
         journal.startTimers();
+        journal.prepareSpare(0);
         return journal;
       })
-      .onFailure(e -> worker.close());
+      .onFailure(e -> {
+        files.close();
+        syncer.close();
+      });
   }
 
   /** Measurements, once the meter registry is known; the fsync timer is recorded by the worker. */
@@ -214,8 +263,8 @@ public final class Journal {
   }
 
   /**
-   * Before taking increments of about {@code bytes}: 503 (nothing taken) when the journal holds its maximum, or
-   * cannot write.
+   * Before taking increments of about {@code bytes}: 503 (nothing taken) when the journal holds its maximum, cannot
+   * write, or has no room for them and cannot make its next segment (a full disk).
    */
   public void checkRoom(long bytes) {
     // maxBytes bounds the bytes held (appended and still needed); the files hold at most a segment and a frame more
@@ -238,13 +287,20 @@ public final class Journal {
           + "to the database; retry shortly");
       }
     }
+    // without a segment to go into, an increment would wait in memory for one; past a failure to make it (a full
+    // disk), it is refused instead
+    if (segmentFailure && (!unplaced.isEmpty() || !current.fits((int) Math.min(bytes, Integer.MAX_VALUE))
+      && !spareFits(bytes))) {
+      throw ApiError.unavailable("journal_no_room", "the journal cannot make its next segment (is its disk full?); "
+        + "accepted increments are refused until it can; retry shortly");
+    }
   }
 
   /** Appends one accepted increment; returns its position. */
   public long appendIncrement(Increment increment) {
     long lsn = appendedLsn;
     JournalRecords.increment(buffer, increment);
-    advance();
+    place();
     return lsn;
   }
 
@@ -252,58 +308,38 @@ public final class Journal {
   public long appendIncrements(List<Increment> increments) {
     long lsn = appendedLsn;
     JournalRecords.increments(buffer, increments);
-    advance();
+    place();
     return lsn;
   }
 
   /**
-   * Completes once everything appended so far may be answered: written and forced under {@code always}, written
-   * under {@code everyMs} and {@code off}. Fails only if the journal could not write it.
+   * Completes once everything appended so far may be answered: forced under {@code always}, in the mapping under
+   * {@code everyMs} and {@code off}. Fails only if the journal could not keep it.
    */
   public Future<Void> committed() {
     if (closed) {
       return DONE;
     }
-    boolean always = options.getFsync() == JournalOptions.Fsync.ALWAYS;
     if (failed) {
       return Future.failedFuture("the journal cannot be written");
     }
-    if (buffer.length() == 0) {
-      // everything appended is in a frame handed to the worker (say, cut by a flush's record just now), or done
-      return framesInFlight == 0 ? DONE : always ? lastForced.future() : lastWritten.future();
-    }
-    Future<Void> frame = always ? nextForced() : nextWritten();
-    kick();
-    return frame;
-  }
-
-  private Future<Void> nextWritten() {
-    if (nextWritten == null) {
-      nextWritten = Promise.promise();
-    }
-    return nextWritten.future();
-  }
-
-  private Future<Void> nextForced() {
-    if (nextForced == null) {
-      nextForced = Promise.promise();
-    }
-    return nextForced.future();
+    return always ? durable(appendedLsn) : placed(appendedLsn);
   }
 
   /**
    * A flush formed from journaled increments: recorded and forced before its first attempt (whatever the policy), so
    * that a replay resolves it by its id instead of taking its increments again. The journaled counters that summed to
-   * 0 ({@code zeroKeys}) are taken with it.
+   * 0 ({@code zeroKeys}) are taken with it. Fails when the journal cannot keep the record: the flush must then not be
+   * attempted (a restart replays what it holds).
    */
   public Future<Void> formed(Flush flush, List<CounterKey> zeroKeys) {
     if (closed || failed) {
-      return DONE;
+      return Future.failedFuture("the journal cannot record the flush " + flush.id());
     }
     JournalRecords.formed(buffer, flush.id(), flush.rows(), zeroKeys);
-    advance();
+    place();
     journaledFlushes.add(flush.id());
-    return forced();
+    return durable(appendedLsn);
   }
 
   /** Journaled counters that summed to 0 and were taken with nothing to write. */
@@ -312,27 +348,29 @@ public final class Journal {
       return;
     }
     JournalRecords.formed(buffer, "", List.of(), zeroKeys);
-    advance();
-    kick();
+    place();
   }
 
   /**
    * A journaled flush proven uncommitted is replaced by {@code children} (a split): recorded and forced before any
-   * child is attempted. A flush never journaled (commit requests only) needs no record.
+   * child is attempted. A flush never journaled (commit requests only) needs no record. Fails as {@link #formed}.
    */
   public Future<Void> replaced(Flush parent, List<Flush> children) {
-    if (closed || failed || !journaledFlushes.contains(parent.id())) {
+    if (!journaledFlushes.contains(parent.id())) {
       return DONE;
     }
+    if (closed || failed) {
+      return Future.failedFuture("the journal cannot record the split of " + parent.id());
+    }
     JournalRecords.replaced(buffer, parent.id(), children);
-    advance();
+    place();
     List<String> ids = new ArrayList<>();
     for (Flush child : children) {
       journaledFlushes.add(child.id());
       ids.add(child.id());
     }
     replacedBy.computeIfAbsent(parent.id(), p -> new ArrayList<>()).addAll(ids);
-    return forced();
+    return durable(appendedLsn);
   }
 
   /**
@@ -344,8 +382,7 @@ public final class Journal {
       return;
     }
     JournalRecords.settled(buffer, id);
-    advance();
-    kick();
+    place();
   }
 
   private boolean forget(String id) {
@@ -358,163 +395,243 @@ public final class Journal {
   }
 
   /**
-   * Writes what is buffered, forces it and closes the files. With {@code nothingHeld} (a drain wrote everything)
-   * the segments are deleted: a restart has nothing to replay.
+   * Forces what is appended and closes the files, each cut to what it holds. With {@code nothingHeld} (a drain
+   * wrote everything) the segments are deleted: a restart has nothing to replay.
    */
   public Future<Void> close(boolean nothingHeld) {
     if (closed) {
       return DONE;
     }
-    forceRequested = true;
-    kick();
-    Promise<Void> idle = Promise.promise();
-    if (framesInFlight == 0 && buffer.length() == 0) {
-      idle.complete();
-    } else {
-      idleWaiters.add(idle);
-    }
-    return idle.future().transform(flushed -> {
+    Future<Void> forced = failed ? DONE : durable(placedLsn).recover(e -> DONE);
+    return forced.transform(done -> {
       closed = true;
       vertx.cancelTimer(releaseTimer);
       vertx.cancelTimer(fsyncTimer);
-      List<Path> files = segments.stream().map(segment -> segment.path).toList();
+      vertx.cancelTimer(spareRetryTimer);
+      failWaiters(new IllegalStateException("the journal is closed"));
+      // after the file worker's deletions and the making of a spare, whose answer comes before this one's
+      return files.<Void>executeBlocking(() -> null, true);
+    }).transform(filesDone -> {
+      List<Segment> live = new ArrayList<>(segments);
+      Segment unused = spare;
+      spare = null;
       boolean delete = nothingHeld && !failed;
-      return worker.<Void>executeBlocking(() -> {
-        closeFiles(delete ? files : List.of());
+      // ordered after the sync worker's last force: nothing is unmapped under it
+      return syncer.<Void>executeBlocking(() -> {
+        closeFiles(live, unused, delete);
         return null;
       }, true);
-    }).eventually(worker::close);
+    }).eventually(() -> {
+      syncer.close();
+      return files.close();
+    });
   }
 
-  // ---- event loop: frames ----
+  // ---- event loop: placing frames and waiting for them ----
 
-  private void advance() {
-    appendedLsn = cutLsn + buffer.length();
+  /** Moves the records in the buffer into the mapping as one frame, or behind the frames waiting for room. */
+  private void place() {
+    int length = buffer.length();
+    appendedLsn += length;
     appendedTotal = appendedLsn;
+    if (unplaced.isEmpty() && (current.fits(length) || roll(length))) {
+      copyFrame(buffer.array(), length);
+    } else {
+      unplaced.addLast(new Unplaced(buffer.copy(), appendedLsn));
+      prepareSpare(length);
+    }
+    buffer.reset();
   }
 
-  /** The next frame, forced whatever the policy; a journal that cannot write does not hold the flush back. */
-  private Future<Void> forced() {
-    if (failed) {
+  /** Copies one frame into the current segment: payload first, then its checksum and length. */
+  private void copyFrame(byte[] payload, int length) {
+    Segment segment = current;
+    int at = segment.position;
+    segment.map.put(at + JournalReader.FRAME_HEADER_BYTES, payload, 0, length);
+    crc.reset();
+    crc.update(payload, 0, length);
+    segment.map.putInt(at + 4, (int) crc.getValue());
+    segment.map.putInt(at, length);
+    segment.position = at + JournalReader.FRAME_HEADER_BYTES + length;
+    placedLsn += length;
+    if (segment.startLsn < 0) {
+      segment.startLsn = placedLsn - length;
+    }
+    segment.endLsn = placedLsn;
+    complete(placedWaiters, placedLsn);
+  }
+
+  private boolean spareFits(long payloadBytes) {
+    return spare != null && JournalReader.FILE_HEADER_BYTES + JournalReader.FRAME_HEADER_BYTES + payloadBytes
+      <= spare.capacity;
+  }
+
+  /** Makes the spare segment current, its predecessor forced (and unmapped) by the sync worker; false without one. */
+  private boolean roll(int payloadBytes) {
+    if (!spareFits(payloadBytes)) {
+      if (spare != null) {
+        discard(spare); // made for smaller frames
+        spare = null;
+      }
+      return false;
+    }
+    Segment previous = current;
+    current = spare;
+    spare = null;
+    segments.addLast(current);
+    synchronized (syncLock) {
+      toForce.merge(previous, previous.position, Math::max);
+      previous.syncAsked = previous.position;
+      toUnmap.add(previous);
+      toForceLsn = Math.max(toForceLsn, placedLsn);
+    }
+    startSyncing();
+    prepareSpare(0);
+    return true;
+  }
+
+  /** Asks the file worker for the next segment, if none is ready or coming; sized for a frame of {@code payloadBytes}. */
+  private void prepareSpare(long payloadBytes) {
+    if (spareComing || closed || spare != null && spareFits(payloadBytes)) {
+      return;
+    }
+    spareComing = true;
+    long capacity = Math.max(nextCapacity,
+      JournalReader.FILE_HEADER_BYTES + JournalReader.FRAME_HEADER_BYTES + payloadBytes);
+    if (capacity > Integer.MAX_VALUE - 8) {
+      throw new IllegalStateException("a journal frame of " + payloadBytes + " bytes is larger than a segment can be");
+    }
+    nextCapacity = Math.min(options.getSegmentBytes(), nextCapacity * 2);
+    Path path = dir.resolve(fileName(index, nextSegno++));
+    files.<Segment>executeBlocking(() -> createSegment(path, (int) capacity), true).onComplete(made -> {
+      spareComing = false;
+      segmentFailure = made.failed();
+      if (made.failed()) {
+        LOG.atError().addKeyValue("event", "journal_segment_failed").addKeyValue("file", path.toString())
+          .log("cannot make the next journal segment ({}); accepted increments are refused until it can be made; "
+            + "retrying every second", made.cause().toString());
+        spareRetryTimer = vertx.setTimer(SPARE_RETRY_MS, id -> prepareSpare(payloadBytes));
+        return;
+      }
+      spare = made.result(); // none was ready (spareComing); after a close, the close deletes it
+      if (!closed) {
+        placeWaiting();
+      }
+    });
+  }
+
+  /** Frames that waited for room go into the new segment, in order. */
+  private void placeWaiting() {
+    while (!unplaced.isEmpty()) {
+      Unplaced next = unplaced.peekFirst();
+      if (!current.fits(next.payload.length) && !roll(next.payload.length)) {
+        prepareSpare(next.payload.length);
+        return;
+      }
+      unplaced.pollFirst();
+      copyFrame(next.payload, next.payload.length);
+    }
+    if (!durableWaiters.isEmpty()) {
+      askForce();
+    }
+  }
+
+  private void discard(Segment segment) {
+    files.executeBlocking(() -> {
+      unmap(segment);
+      return Files.deleteIfExists(segment.path);
+    }, true);
+  }
+
+  private Future<Void> placed(long lsn) {
+    if (placedLsn >= lsn) {
       return DONE;
     }
-    Future<Void> frame = nextForced();
-    kick();
-    return frame.recover(failure -> DONE);
+    return await(placedWaiters, lsn);
   }
 
-  private void kick() {
-    if (framesInFlight < maxFramesInFlight && !closed) {
-      cut();
+  /** Completes once everything below {@code lsn} is forced; asks for the force. */
+  private Future<Void> durable(long lsn) {
+    if (durableLsn >= lsn) {
+      return DONE;
+    }
+    askForce();
+    return await(durableWaiters, lsn);
+  }
+
+  private Future<Void> await(ArrayDeque<Waiter> waiters, long lsn) {
+    Waiter last = waiters.peekLast();
+    if (last != null && last.lsn == lsn) {
+      return last.promise.future();
+    }
+    Promise<Void> promise = Promise.promise();
+    waiters.addLast(new Waiter(lsn, promise));
+    return promise.future();
+  }
+
+  private static void complete(ArrayDeque<Waiter> waiters, long upTo) {
+    while (!waiters.isEmpty() && waiters.peekFirst().lsn <= upTo) {
+      waiters.pollFirst().promise.tryComplete();
     }
   }
 
-  /** Hands the buffer to the worker as one frame (group commit: everything appended since the last cut). */
-  private void cut() {
-    if (buffer.length() == 0) {
-      if (forceRequested && durableLsn < writtenLsn && framesInFlight == 0) {
-        forceOnly();
-      } else if (framesInFlight == 0) {
-        completeIdle();
-      }
+  /** Hands what is placed and not yet handed to the sync worker; starts it if it is idle. */
+  private void askForce() {
+    if (syncAskedLsn >= placedLsn || failed || closed) {
       return;
     }
-    if (failed) {
-      buffer.reset();
-      cutLsn = appendedLsn;
-      completeIdle();
-      return;
+    Segment segment = current;
+    synchronized (syncLock) {
+      toForce.merge(segment, segment.position, Math::max);
+      toForceLsn = Math.max(toForceLsn, placedLsn);
     }
-    byte[] payload = buffer.copy();
-    buffer.reset();
-    long end = cutLsn + payload.length;
-    Segment segment = segments.peekLast();
-    boolean roll = segment == null || segment.bytes > 0 && segment.bytes + payload.length > options.getSegmentBytes();
-    if (roll) {
-      segment = new Segment(dir.resolve(fileName(index, nextSegno++)), cutLsn);
-      segments.addLast(segment);
-    }
-    cutLsn = end;
-    segment.endLsn = end;
-    segment.bytes += payload.length + JournalReader.FRAME_HEADER_BYTES;
-    boolean force = nextForced != null || forceRequested || options.getFsync() == JournalOptions.Fsync.ALWAYS;
-    forceRequested = false;
-    Promise<Void> written = nextWritten != null ? nextWritten : Promise.promise();
-    Promise<Void> forced = force ? (nextForced != null ? nextForced : Promise.promise()) : null;
-    nextWritten = null;
-    nextForced = null;
-    lastWritten = written;
-    lastForced = forced != null ? forced : written;
-    framesInFlight++;
-    Path newFile = roll ? segment.path : null;
-    // under always nobody waits for the write alone
-    Promise<Void> answeredEarly = options.getFsync() == JournalOptions.Fsync.ALWAYS ? null : written;
-    worker.<Void>executeBlocking(() -> {
-      writeFrame(newFile, payload, force, answeredEarly);
-      return null;
-    }, true).onComplete(done -> {
-      framesInFlight--;
-      if (done.succeeded()) {
-        writtenLsn = Math.max(writtenLsn, end);
-        written.tryComplete();
-        if (force) {
-          durableLsn = Math.max(durableLsn, end);
-          forced.tryComplete();
-        }
-      } else {
-        fail(done.cause(), written, forced);
-      }
-      cut();
-    });
+    segment.syncAsked = segment.position;
+    syncAskedLsn = placedLsn;
+    startSyncing();
   }
 
-  /** everyMs: the periodic fsync when nothing else is being written. */
-  private void forceOnly() {
-    forceRequested = false;
-    long upTo = writtenLsn;
-    framesInFlight++;
-    worker.<Void>executeBlocking(() -> {
-      force();
-      return null;
-    }, true).onComplete(done -> {
-      framesInFlight--;
-      if (done.succeeded()) {
-        durableLsn = Math.max(durableLsn, upTo);
-      } else {
-        fail(done.cause(), null, null);
+  private void startSyncing() {
+    synchronized (syncLock) {
+      if (syncing || toForce.isEmpty() && toUnmap.isEmpty()) {
+        return;
       }
-      cut();
-    });
+      syncing = true;
+    }
+    syncer.executeBlocking(() -> {
+      syncLoop();
+      return null;
+    }, true);
   }
 
-  private void completeIdle() {
-    if (!idleWaiters.isEmpty()) {
-      List<Promise<Void>> waiters = new ArrayList<>(idleWaiters);
-      idleWaiters.clear();
-      waiters.forEach(Promise::tryComplete);
-    }
+  /** From the sync worker: everything below {@code lsn} is forced. */
+  private void forcedUpTo(long lsn) {
+    durableLsn = Math.max(durableLsn, lsn);
+    complete(durableWaiters, durableLsn);
   }
 
   /**
-   * A write or fsync failed (a full or failing disk): what it held may not be on disk. The coalescer still holds it
-   * in memory and writes it as before the journal; new accepted increments are refused until a restart (readiness
-   * 503), so nothing more is answered on a promise the disk cannot keep.
+   * A force failed (an I/O error): what it covered may not be on disk, and after a failed fsync the kernel may
+   * report a later one clean. Nothing more is appended or answered by this journal; flushes of journaled increments
+   * are not attempted any more (their records cannot be kept), so a restart replays what the journal holds, once.
+   * Accepted increments get 503 and readiness is 503 until a restart; ack=commit goes on.
    */
-  private void fail(Throwable cause, Promise<Void> written, Promise<Void> forced) {
+  void fail(Throwable cause) {
     if (!failed) {
       failed = true;
       LOG.atError().addKeyValue("event", "journal_failed").addKeyValue("dir", dir.toString())
-        .log("the journal cannot be written ({}); accepted increments get 503 until the gateway restarts; what it "
-          + "holds stays in memory and is written to the database as usual", cause.toString());
+        .log("the journal cannot be forced to disk ({}); accepted increments get 503, and what it holds is written by "
+          + "the replay after a restart: restart the gateway", cause.toString());
       setFull(true);
     }
-    for (Promise<Void> waiting : java.util.Arrays.asList(written, forced, nextWritten, nextForced)) {
-      if (waiting != null) {
-        waiting.tryFail(cause);
+    failWaiters(cause);
+  }
+
+  private void failWaiters(Throwable cause) {
+    for (ArrayDeque<Waiter> waiters : List.of(placedWaiters, durableWaiters)) {
+      while (!waiters.isEmpty()) {
+        waiters.pollFirst().promise.tryFail(cause);
       }
     }
-    nextWritten = null;
-    nextForced = null;
   }
 
   // ---- event loop: bounds, deletion, age ----
@@ -523,23 +640,19 @@ public final class Journal {
     checkpoints.addLast(new Checkpoint(0, System.currentTimeMillis()));
     releaseTimer = vertx.setPeriodic(RELEASE_INTERVAL_MS, id -> release());
     if (options.getFsync() == JournalOptions.Fsync.EVERY_MS) {
-      fsyncTimer = vertx.setPeriodic(options.getFsyncIntervalMs(), id -> {
-        if (durableLsn < appendedLsn) {
-          forceRequested = true;
-          kick();
-        }
-      });
+      fsyncTimer = vertx.setPeriodic(options.getFsyncIntervalMs(), id -> askForce());
     }
   }
 
   private long oldestStart() {
     Segment oldest = segments.peekFirst();
-    return oldest == null ? cutLsn : oldest.startLsn;
+    return oldest == null || oldest.startLsn < 0 ? placedLsn : oldest.startLsn;
   }
 
   /** Deletes the segments wholly below the lowest needed position; updates the byte and age gauges. */
   void release() {
-    if (closed) {
+    if (closed || failed) {
+      // a failed journal keeps every segment for the replay after the restart
       return;
     }
     long now = System.currentTimeMillis();
@@ -548,8 +661,9 @@ public final class Journal {
     }
     long need = Math.min(needed.getAsLong(), appendedLsn);
     while (segments.size() > 1 && segments.peekFirst().endLsn <= need) {
+      // a segment below the current one was rolled away from: the sync worker unmaps it after its last force
       Path gone = segments.pollFirst().path;
-      worker.executeBlocking(() -> Files.deleteIfExists(gone), true)
+      files.executeBlocking(() -> Files.deleteIfExists(gone), true)
         .onFailure(e -> LOG.warn("could not delete journal segment {}: {}", gone, e.toString()));
     }
     while (checkpoints.size() > 1 && nth(1).lsn <= need) {
@@ -586,51 +700,91 @@ public final class Journal {
     }
   }
 
+  /** Where the next frame goes in the current segment file (for tests that damage a frame). */
+  long fileOffset() {
+    return current.position;
+  }
+
   static String fileName(int index, long segno) {
     return String.format("journal-%d-%010d.seg", index, segno);
   }
 
-  // ---- the worker's ----
+  // ---- the sync worker's ----
 
-  private void writeFrame(Path newFile, byte[] payload, boolean force, Promise<Void> written) throws IOException {
-    if (newFile != null) {
-      if (channel != null) {
-        channel.force(false); // an fsync of the next segment must not leave this one's tail unsynced
-        channel.close();
+  /** Forces what was handed, tells the event loop, and goes on while more was handed meanwhile. */
+  private void syncLoop() {
+    while (true) {
+      Map<Segment, Integer> forcing;
+      List<Segment> unmapping;
+      long upTo;
+      synchronized (syncLock) {
+        if (toForce.isEmpty() && toUnmap.isEmpty()) {
+          syncing = false;
+          return;
+        }
+        forcing = toForce;
+        unmapping = toUnmap;
+        upTo = toForceLsn;
+        toForce = new LinkedHashMap<>();
+        toUnmap = new ArrayList<>();
       }
-      channel = FileChannel.open(newFile, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
-      writeFully(fileHeader());
+      try {
+        long started = System.nanoTime();
+        for (Map.Entry<Segment, Integer> range : forcing.entrySet()) {
+          Segment segment = range.getKey();
+          int to = range.getValue();
+          if (to > segment.synced && !segment.unmapped) {
+            segment.map.force(segment.synced, to - segment.synced);
+            segment.synced = to;
+          }
+        }
+        if (fsyncLatency != null && !forcing.isEmpty()) {
+          fsyncLatency.record(System.nanoTime() - started, TimeUnit.NANOSECONDS);
+        }
+        unmapping.forEach(Journal::unmap);
+        context.runOnContext(v -> forcedUpTo(upTo));
+      } catch (RuntimeException | Error ioFailure) {
+        synchronized (syncLock) {
+          syncing = false;
+        }
+        context.runOnContext(v -> fail(ioFailure));
+        return;
+      }
+    }
+  }
+
+  /**
+   * Releases a mapping now rather than at some later garbage collection, so a deleted segment's disk space and
+   * memory are given back at once. Only ever called where nothing can touch the mapping again.
+   */
+  private static void unmap(Segment segment) {
+    if (segment.unmapped) {
+      return;
+    }
+    segment.unmapped = true;
+    MappedBuffers.release(segment.map);
+  }
+
+  // ---- the file worker's ----
+
+  /** A new segment file: its header, zeros up to its capacity (the disk blocks taken now), forced, mapped. */
+  private Segment createSegment(Path path, int capacity) throws IOException {
+    try (FileChannel channel = FileChannel.open(path, StandardOpenOption.CREATE_NEW, StandardOpenOption.READ,
+      StandardOpenOption.WRITE)) {
+      ByteBuffer zeros = ByteBuffer.allocate(Math.min(ZERO_CHUNK, capacity));
+      long written = 0;
+      while (written < capacity) {
+        zeros.clear().limit((int) Math.min(zeros.capacity(), capacity - written));
+        written += channel.write(zeros, written);
+      }
+      channel.write(fileHeader(), 0);
+      channel.force(true);
+      MappedByteBuffer map = channel.map(FileChannel.MapMode.READ_WRITE, 0, capacity);
       syncDirectory();
-    }
-    CRC32C crc = new CRC32C();
-    crc.update(payload);
-    ByteBuffer header = ByteBuffer.allocate(JournalReader.FRAME_HEADER_BYTES).putInt(payload.length)
-      .putInt((int) crc.getValue()).flip();
-    writeFully(header, ByteBuffer.wrap(payload));
-    if (force) {
-      if (written != null) {
-        // what waits only for the write (everyMs, off) is answered now, not after the fsync
-        context.runOnContext(v -> written.tryComplete());
-      }
-      force();
-    }
-  }
-
-  private void force() throws IOException {
-    long started = System.nanoTime();
-    channel.force(false);
-    if (fsyncLatency != null) {
-      fsyncLatency.record(System.nanoTime() - started, TimeUnit.NANOSECONDS);
-    }
-  }
-
-  private void writeFully(ByteBuffer... buffers) throws IOException {
-    long remaining = 0;
-    for (ByteBuffer b : buffers) {
-      remaining += b.remaining();
-    }
-    while (remaining > 0) {
-      remaining -= channel.write(buffers);
+      return new Segment(path, map, capacity);
+    } catch (IOException | RuntimeException e) {
+      Files.deleteIfExists(path);
+      throw e;
     }
   }
 
@@ -646,18 +800,25 @@ public final class Journal {
     }
   }
 
-  private void closeFiles(List<Path> delete) throws IOException {
+  /** At close, on the sync worker after its last force: unmaps, cuts each file to what it holds, or deletes them. */
+  private void closeFiles(List<Segment> live, Segment unused, boolean delete) throws IOException {
     try {
-      if (channel != null) {
-        channel.force(false);
-        channel.close();
+      for (Segment segment : live) {
+        unmap(segment);
+        if (delete) {
+          Files.deleteIfExists(segment.path);
+        } else if (Files.exists(segment.path)) {
+          try (FileChannel channel = FileChannel.open(segment.path, StandardOpenOption.WRITE)) {
+            channel.truncate(segment.position);
+            channel.force(true);
+          }
+        }
       }
-      for (Path file : delete) {
-        Files.deleteIfExists(file);
+      if (unused != null) {
+        unmap(unused);
+        Files.deleteIfExists(unused.path);
       }
-      if (!delete.isEmpty()) {
-        syncDirectory();
-      }
+      syncDirectory();
     } finally {
       if (lock != null) {
         lock.release();
@@ -753,12 +914,14 @@ public final class Journal {
     byte[] payload = snapshot.copy();
 
     nextSegno = highest + 1;
-    Segment first = new Segment(dir.resolve(fileName(index, nextSegno++)), 0);
-    writeFrame(first.path, payload, true, null);
-    first.endLsn = payload.length;
-    first.bytes = JournalReader.FILE_HEADER_BYTES + JournalReader.FRAME_HEADER_BYTES + payload.length;
-    segments.add(first);
-    appendedLsn = cutLsn = writtenLsn = durableLsn = payload.length;
+    int capacity = (int) Math.max(nextCapacity,
+      JournalReader.FILE_HEADER_BYTES + JournalReader.FRAME_HEADER_BYTES + (long) payload.length);
+    current = createSegment(dir.resolve(fileName(index, nextSegno++)), capacity);
+    segments.add(current);
+    copyFrame(payload, payload.length);
+    current.map.force(0, current.position);
+    current.synced = current.syncAsked = current.position;
+    appendedLsn = placedLsn = durableLsn = syncAskedLsn = payload.length;
     appendedTotal = appendedLsn;
     liveBytes = appendedLsn;
     for (Path file : read) {

@@ -152,32 +152,50 @@ final class JournalReader {
         int length = all.getInt(position);
         int checksum = all.getInt(position + 4);
         if (length == 0 && checksum == 0) {
-          return; // never written
+          // never written; bytes after it are a frame cut short (its header is written last) or, after a machine
+          // crash, pages that reached the disk while an earlier one did not
+          long written = writtenEnd(all, position);
+          if (written > position) {
+            lose(into, written - position, 1, null);
+          }
+          return;
         }
         int start = position + FRAME_HEADER_BYTES;
+        // what is lost runs to the last byte ever written: a segment is made of zeros up to its capacity
+        long written = writtenEnd(all, position);
         if (length < 0 || (long) start + length > size) {
-          lose(into, size - position, 1, all.slice(start, (int) size - start));
+          lose(into, written - position, 1, all.slice(start, (int) size - start));
           return;
         }
         crc.reset();
         crc.update(all.slice(start, length));
         if ((int) crc.getValue() != checksum) {
-          lose(into, size - position, 1, all.slice(start, length));
+          lose(into, written - position, 1, all.slice(start, length));
           return;
         }
         try {
           // the checksum held, so a record that does not parse is a bug or a newer format: the rest is not read
           JournalRecords.read(all.slice(start, length), into);
         } catch (RuntimeException malformed) {
-          lose(into, size - position, 1, null);
+          lose(into, written - position, 1, null);
           return;
         }
         position = start + length;
       }
-      if (position < size) {
-        lose(into, size - position, 1, null);
+      long written = writtenEnd(all, position);
+      if (position < written) {
+        lose(into, written - position, 1, null);
       }
     }
+  }
+
+  /** The end of the last non-zero byte at or after {@code from}; {@code from} when there is none. */
+  private static long writtenEnd(ByteBuffer all, int from) {
+    int end = all.limit();
+    while (end > from && all.get(end - 1) == 0) {
+      end--;
+    }
+    return end;
   }
 
   private static boolean hasMagic(ByteBuffer all) {

@@ -75,6 +75,11 @@ public final class JournalRecords {
       return Arrays.copyOf(bytes, length);
     }
 
+    /** The backing array: its first {@link #length()} bytes are the records. */
+    byte[] array() {
+      return bytes;
+    }
+
     void reset() {
       length = 0;
     }

@@ -205,7 +205,7 @@ class JournalTest {
       journal.appendIncrement(like("bad", 1));
       return journal.committed();
     }));
-    long badFrameAt = Files.size(segments().get(0));
+    long badFrameAt = onLoop(journal::fileOffset);
     accept(journal, "after", 10);
     await(onLoop(() -> journal.close(false)));
     try (RandomAccessFile raf = new RandomAccessFile(segments().get(0).toFile(), "rw")) {
@@ -320,5 +320,41 @@ class JournalTest {
       await(onLoop(() -> reopened.close(true)));
       assertThat(segments()).as("segments after a close with nothing held").isEmpty();
     }
+  }
+
+  @Test
+  @DisplayName("after a failed force nothing more is answered or recorded, no flush is let through, and every segment stays for the replay")
+  void failedForce() throws IOException {
+    Journal journal = open();
+    long[] needed = {0};
+    onLoop(() -> {
+      journal.neededBy(() -> needed[0]);
+      return null;
+    });
+    accept(journal, "kept", 50);
+    Flush flush = new Flush("src:9", List.of(new FlushRow("likes", "kept0", (short) 0, 1)));
+    onLoop(() -> {
+      journal.fail(new java.io.UncheckedIOException(new IOException("EIO, as a failing disk answers")));
+      return null;
+    });
+    assertThatThrownBy(() -> await(onLoop(() -> journal.formed(flush, List.of()))))
+      .as("a flush the journal cannot record is not attempted").hasRootCauseMessage("the journal cannot record the flush src:9");
+    Throwable refused = onLoop(() -> {
+      try {
+        journal.checkRoom(100);
+        return null;
+      } catch (ApiError e) {
+        return e;
+      }
+    });
+    assertThat(((ApiError) refused).code()).isEqualTo("journal_unavailable");
+    onLoop(() -> {
+      needed[0] = journal.position();
+      journal.release();
+      return null;
+    });
+    await(onLoop(() -> journal.close(true)));
+    assertThat(segments()).as("segments after a failure and a close with nothing held").isNotEmpty();
+    assertThat(open().recovered().pending()).hasSize(50);
   }
 }
