@@ -71,6 +71,14 @@ public interface CounterStore {
   Future<Void> reset(CounterKey key);
 
   /**
+   * Every flush a journal replay wrote again is settled: the flush sources of earlier runs it wrote under, all but
+   * {@code liveSource} (the coalescer's own), are deleted.
+   */
+  default Future<Void> replayedSourcesDone(String liveSource) {
+    return Future.succeededFuture();
+  }
+
+  /**
    * The writer has answered every request of this flush as formed (and of its halves): none of its ids will be
    * attempted again, so they may be deleted once the source's fence passes them (see {@link FlushFence}).
    */

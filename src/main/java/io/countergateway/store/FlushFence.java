@@ -261,6 +261,9 @@ final class FlushFence {
       source.advancing = true;
       sql.advance(source.name, fence, ids).onComplete(done -> {
         source.advancing = false;
+        if (sources.get(source.name) != source) {
+          return; // retired meanwhile
+        }
         if (done.succeeded()) {
           sequences.forEach(source.settledIds::remove);
           source.lastAdvance = now;
@@ -272,6 +275,30 @@ final class FlushFence {
         }
       });
     }
+  }
+
+  /**
+   * The journal replay's flushes are all settled: every source but {@code live} (and its successors) is an earlier
+   * run's and is never written under again. Its row and ids are deleted now, as a graceful stop deletes its own,
+   * rather than kept alive by this process's heartbeat until it stops (a late copy of one of its flushes then finds no
+   * row and writes nothing).
+   */
+  Future<Void> retireAllBut(String live) {
+    Set<String> keep = new HashSet<>();
+    for (String name = live; name != null && keep.add(name); ) {
+      Source source = sources.get(name);
+      name = source == null ? null : source.successor;
+    }
+    List<Future<Void>> deletes = new ArrayList<>();
+    for (Source source : new ArrayList<>(sources.values())) {
+      if (!keep.contains(source.name) && source.registered && source.resolution == null && source.open.isEmpty()
+        && !source.advancing) {
+        sources.remove(source.name);
+        deletes.add(sql.delete(source.name).onFailure(e -> LOG.warn("could not delete the replayed flush source {} "
+          + "(the prune will): {}", source.name, e.toString())));
+      }
+    }
+    return Future.join(deletes).mapEmpty();
   }
 
   /**

@@ -197,6 +197,11 @@ abstract class PooledCounterStore implements CounterStore {
   }
 
   @Override
+  public Future<Void> replayedSourcesDone(String liveSource) {
+    return fence == null ? Future.succeededFuture() : fence.retireAllBut(liveSource);
+  }
+
+  @Override
   public void flushSettled(Flush formed) {
     if (fence != null) {
       fence.settled(formed);

@@ -292,6 +292,7 @@ public final class Coalescer {
         journal.settled(flush.id());
         if (--replaying == 0) {
           health.writerReplaying(false);
+          writer.replayedSourcesDone(flushSource);
         }
         flushDone();
       });

@@ -115,6 +115,11 @@ final class FlushWriter {
     return write(flush, List.of()).onComplete(settled -> replayedIds.remove(flush.id()));
   }
 
+  /** Every replayed flush is settled: the earlier runs' flush sources they wrote under can go. */
+  void replayedSourcesDone(String liveSource) {
+    store.replayedSourcesDone(liveSource);
+  }
+
   /** Completes once every request of the flush is settled (never fails). */
   Future<Void> write(Flush flush, List<Ack> acks) {
     Promise<Void> settled = Promise.promise();

@@ -154,4 +154,19 @@ class FlushFenceTest {
     onLoop(fence::retire);
     assertThat(deleted).containsExactly("s-2", FlushId.source(later.id()));
   }
+
+  @Test
+  @DisplayName("once the replay's flushes are settled, the earlier runs' sources they wrote under are deleted, the live one and any still open kept")
+  void replayedSourcesRetire() {
+    FlushFence fence = fence();
+    for (String id : List.of("old-0:4", "older-0:9", "live-0:0")) {
+      onLoop(() -> fence.beforeWrite(flush(id)));
+    }
+    onLoop(() -> {
+      fence.settled(flush("old-0:4"));
+      return Future.succeededFuture();
+    });
+    onLoop(() -> fence.retireAllBut("live-0"));
+    assertThat(deleted).as("older-0 still has an open flush").containsExactly("old-0");
+  }
 }
