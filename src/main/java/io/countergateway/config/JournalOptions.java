@@ -27,12 +27,13 @@ public final class JournalOptions {
     "the journal's directory (one per gateway; segment files per ingest verticle)");
   public static final ConfigKey<String> FSYNC = KEYS.define("fsync",
     choice(List.of("always", "everyMs", "off"), Map.of("everyms", "everyMs", "everysec", "everyMs")), "always", any(),
-    "always: answer after the group-committed fsync; everyMs: answer after the write, fsync every `fsyncIntervalMs`; "
-      + "off: answer after the write (the OS syncs)");
+    "always: answer after the group-committed fsync; everyMs: answer once in the mapped file (it outlives the "
+      + "process), fsync every `fsyncIntervalMs`; off: the same, fsync only before flushes");
   public static final ConfigKey<Integer> FSYNC_INTERVAL_MS = KEYS.define("fsyncIntervalMs", INT, 100,
     between(1, 60_000), "with fsync everyMs: how often the journal is synced (an OS crash loses at most this window)");
-  public static final ConfigKey<Long> SEGMENT_BYTES = KEYS.define("segmentBytes", LONG, 64L * 1024 * 1024,
-    between(64 * 1024, 1024L * 1024 * 1024), "size at which a journal segment is closed and a new one begun");
+  public static final ConfigKey<Long> SEGMENT_BYTES = KEYS.define("segmentBytes", LONG, 16L * 1024 * 1024,
+    between(64 * 1024, 1024L * 1024 * 1024), "the largest a journal segment grows to (the first is 1 MiB, each next "
+      + "twice the last); it is mapped into memory while written, so this is also the journal's share of the RSS");
   public static final ConfigKey<Long> MAX_BYTES = KEYS.define("maxBytes", LONG, 1024L * 1024 * 1024,
     between(128 * 1024, 1L << 40), "journal bytes per ingest verticle before accepted increments get 503; "
       + "at least 2 x `segmentBytes`");
