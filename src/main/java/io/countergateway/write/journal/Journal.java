@@ -19,7 +19,6 @@ import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.channels.OverlappingFileLockException;
@@ -53,18 +52,19 @@ import java.util.zip.CRC32C;
  * ({@link JournalRecords}). A frame is what one append carries; a torn or corrupt frame ends its file at replay, and
  * a frame header of zeros is where the writing stopped.
  *
- * <p><b>Appends are memory copies.</b> Segments are created ahead of need by the journal's file worker, filled with
- * zeros (so the disk blocks exist: a full disk is met there, as a refusal, never as a fault in a mapped page) and
- * mapped into memory. The event loop appends a frame by copying it into the mapping — payload first, header last, so
- * a process killed half-way leaves a header of zeros — and never makes a system call. A frame in the mapping is in
- * the operating system's page cache: it survives the process (kill -9, an OOM kill), not the machine.
+ * <p><b>Segments are made ahead of need</b> by the journal's file worker: filled with zeros up to their capacity and
+ * forced, so a full disk is met there, as a refusal of new increments, never half-way through one, and a later
+ * {@code fdatasync} need not write the file's size. Zeros where a frame header should be end the file at replay.
  *
- * <p><b>Group commit.</b> Making frames durable is the sync worker's: it forces ({@code msync}) every range appended
- * since its last force, tells the event loop how far the journal is durable, and goes on at once while more was
- * appended meanwhile, so one force covers everything appended during the previous one and the event loop is never
- * on the way between two forces. {@code fsync: always} answers after the force that covers the increment, {@code
- * everyMs} and {@code off} after the copy (everyMs forces on a timer). A formed flush and a split are always forced
- * before they count, whatever the policy, so a replay never counts twice.
+ * <p><b>Group commit, without the event loop on the way.</b> The event loop encodes a frame (payload and checksum) and
+ * appends it to an in-memory queue; the journal's writer thread — never the event loop — takes everything queued,
+ * writes it, forces it when asked ({@code fsync: always} always; a formed flush, a split and the {@code everyMs}
+ * timer whatever the policy), tells the event loop how far the journal is written and forced, and goes straight on
+ * while more was queued meanwhile. One fsync thus covers every request queued during the previous one, and the next
+ * write never waits for the event loop to hear of the last. {@code always} answers after the force that covers the
+ * increment, {@code everyMs} and {@code off} after its write (in the page cache: it outlives the process, not the
+ * machine), as Redis's {@code appendfsync} does. A formed flush and a split are always forced before they count, so a
+ * replay never counts twice.
  *
  * <p><b>Deletion.</b> Positions (LSNs) are byte offsets of record payloads in this run's stream. The coalescer tells,
  * through {@code needed}, the lowest position it still needs (its pending counters' and its in-flight flushes' first
@@ -88,25 +88,22 @@ public final class Journal {
   public record Recovered(Map<CounterKey, Long> pending, List<Flush> unsettled) {
   }
 
-  /** A segment file, zero-filled to its capacity and mapped. */
+  /** A segment file, zero-filled to its capacity. */
   private static final class Segment {
     final Path path;
-    final MappedByteBuffer map;
+    final FileChannel channel;
     final int capacity;
     // event loop
     long startLsn = -1;
     long endLsn;
     /** Where the next frame goes. */
     int position = JournalReader.FILE_HEADER_BYTES;
-    /** Up to where a force has been asked for. */
-    int syncAsked = JournalReader.FILE_HEADER_BYTES;
-    // the sync worker's
-    int synced = JournalReader.FILE_HEADER_BYTES;
-    boolean unmapped;
+    // the writer's
+    boolean dirty;
 
-    Segment(Path path, MappedByteBuffer map, int capacity) {
+    Segment(Path path, FileChannel channel, int capacity) {
       this.path = path;
-      this.map = map;
+      this.channel = channel;
       this.capacity = capacity;
     }
 
@@ -115,7 +112,19 @@ public final class Journal {
     }
   }
 
-  /** What waits for a position: to be in the mapping (placed), or forced. */
+  /** Frames queued for the writer: contiguous bytes of one segment from {@code offset}. */
+  private static final class Chunk {
+    final Segment segment;
+    final long offset;
+    final JournalRecords.Out bytes = new JournalRecords.Out(4096);
+
+    Chunk(Segment segment, long offset) {
+      this.segment = segment;
+      this.offset = offset;
+    }
+  }
+
+  /** What waits for a position: to be written, or forced. */
   private record Waiter(long lsn, Promise<Void> promise) {
   }
 
@@ -131,7 +140,7 @@ public final class Journal {
   private final Path dir;
   private final int index;
   private final WorkerExecutor files;
-  private final WorkerExecutor syncer;
+  private final WorkerExecutor writer;
   private final Consumer<Boolean> fullChanged;
   private final Thread eventLoop;
   private final io.vertx.core.Context context;
@@ -141,12 +150,12 @@ public final class Journal {
   private final JournalRecords.Out buffer = new JournalRecords.Out(64 * 1024);
   private final CRC32C crc = new CRC32C();
   private long appendedLsn;
-  /** Everything below is in a mapping. */
-  private long placedLsn;
-  /** Everything below is forced, as the sync worker last told. */
+  /** Everything below is queued for the writer (or written). */
+  private long queuedLsn;
+  /** Everything below is written, as the writer last told. */
+  private long writtenLsn;
+  /** Everything below is forced, as the writer last told. */
   private long durableLsn;
-  /** Everything below has been handed to the sync worker. */
-  private long syncAskedLsn;
   private Segment current;
   private Segment spare;
   private boolean spareComing;
@@ -155,7 +164,7 @@ public final class Journal {
   private long spareRetryTimer = -1;
   private long nextCapacity;
   private final ArrayDeque<Unplaced> unplaced = new ArrayDeque<>();
-  private final ArrayDeque<Waiter> placedWaiters = new ArrayDeque<>();
+  private final ArrayDeque<Waiter> writtenWaiters = new ArrayDeque<>();
   private final ArrayDeque<Waiter> durableWaiters = new ArrayDeque<>();
   private final ArrayDeque<Segment> segments = new ArrayDeque<>();
   private long nextSegno;
@@ -172,31 +181,35 @@ public final class Journal {
   private long fsyncTimer = -1;
   private Recovered recovered;
 
-  // between the event loop and the sync worker, under syncLock
-  private final Object syncLock = new Object();
-  private Map<Segment, Integer> toForce = new LinkedHashMap<>();
-  private List<Segment> toUnmap = new ArrayList<>();
-  private long toForceLsn;
-  private boolean syncing;
+  // between the event loop and the writer, under queueLock
+  private final Object queueLock = new Object();
+  private ArrayDeque<Chunk> queue = new ArrayDeque<>();
+  private long queueEndLsn;
+  private boolean forceAsked;
+  private List<Segment> toClose = new ArrayList<>();
+  private boolean writing;
 
   // read by the scrape thread
   private volatile long liveBytes;
   private volatile long oldestMillis;
   private volatile long appendedTotal;
 
+  // the writer's
+  private Segment lastWritten;
+
   // the file worker's
   private FileChannel lockChannel;
   private FileLock lock;
   private volatile Timer fsyncLatency;
 
-  private Journal(Vertx vertx, JournalOptions options, int index, WorkerExecutor files, WorkerExecutor syncer,
+  private Journal(Vertx vertx, JournalOptions options, int index, WorkerExecutor files, WorkerExecutor writer,
                   Consumer<Boolean> fullChanged) {
     this.vertx = vertx;
     this.options = options;
     this.dir = Path.of(options.getDir()).toAbsolutePath().normalize();
     this.index = index;
     this.files = files;
-    this.syncer = syncer;
+    this.writer = writer;
     this.fullChanged = fullChanged;
     this.eventLoop = Thread.currentThread();
     this.context = vertx.getOrCreateContext();
@@ -215,8 +228,8 @@ public final class Journal {
                                      Consumer<Boolean> fullChanged) {
     String name = "journal-" + index + "-" + Integer.toHexString(System.identityHashCode(new Object()));
     WorkerExecutor files = vertx.createSharedWorkerExecutor(name, 1, 5, TimeUnit.MINUTES);
-    WorkerExecutor syncer = vertx.createSharedWorkerExecutor(name + "-sync", 1, 5, TimeUnit.MINUTES);
-    Journal journal = new Journal(vertx, options, index, files, syncer, fullChanged);
+    WorkerExecutor writer = vertx.createSharedWorkerExecutor(name + "-writer", 1, 5, TimeUnit.MINUTES);
+    Journal journal = new Journal(vertx, options, index, files, writer, fullChanged);
     return files.<Recovered>executeBlocking(() -> journal.recoverBlocking(instances), true)
       .map(recovered -> {
         journal.recovered = recovered;
@@ -227,7 +240,7 @@ public final class Journal {
       })
       .onFailure(e -> {
         files.close();
-        syncer.close();
+        writer.close();
       });
   }
 
@@ -313,7 +326,7 @@ public final class Journal {
   }
 
   /**
-   * Completes once everything appended so far may be answered: forced under {@code always}, in the mapping under
+   * Completes once everything appended so far may be answered: forced under {@code always}, written under
    * {@code everyMs} and {@code off}. Fails only if the journal could not keep it.
    */
   public Future<Void> committed() {
@@ -323,7 +336,7 @@ public final class Journal {
     if (failed) {
       return Future.failedFuture("the journal cannot be written");
     }
-    return always ? durable(appendedLsn) : placed(appendedLsn);
+    return always ? durable(appendedLsn) : written(appendedLsn);
   }
 
   /**
@@ -402,7 +415,7 @@ public final class Journal {
     if (closed) {
       return DONE;
     }
-    Future<Void> forced = failed ? DONE : durable(placedLsn).recover(e -> DONE);
+    Future<Void> forced = failed ? DONE : durable(queuedLsn).recover(e -> DONE);
     return forced.transform(done -> {
       closed = true;
       vertx.cancelTimer(releaseTimer);
@@ -416,26 +429,26 @@ public final class Journal {
       Segment unused = spare;
       spare = null;
       boolean delete = nothingHeld && !failed;
-      // ordered after the sync worker's last force: nothing is unmapped under it
-      return syncer.<Void>executeBlocking(() -> {
+      // ordered after the writer's last write: no file is closed under it
+      return writer.<Void>executeBlocking(() -> {
         closeFiles(live, unused, delete);
         return null;
       }, true);
     }).eventually(() -> {
-      syncer.close();
+      writer.close();
       return files.close();
     });
   }
 
-  // ---- event loop: placing frames and waiting for them ----
+  // ---- event loop: queueing frames and waiting for them ----
 
-  /** Moves the records in the buffer into the mapping as one frame, or behind the frames waiting for room. */
+  /** Queues the records in the buffer as one frame for the writer, or behind the frames waiting for room. */
   private void place() {
     int length = buffer.length();
     appendedLsn += length;
     appendedTotal = appendedLsn;
     if (unplaced.isEmpty() && (current.fits(length) || roll(length))) {
-      copyFrame(buffer.array(), length);
+      queueFrame(buffer.array(), length);
     } else {
       unplaced.addLast(new Unplaced(buffer.copy(), appendedLsn));
       prepareSpare(length);
@@ -443,22 +456,36 @@ public final class Journal {
     buffer.reset();
   }
 
-  /** Copies one frame into the current segment: payload first, then its checksum and length. */
-  private void copyFrame(byte[] payload, int length) {
+  /** Gives one frame its place in the current segment and queues it for the writer. */
+  private void queueFrame(byte[] payload, int length) {
     Segment segment = current;
     int at = segment.position;
-    segment.map.put(at + JournalReader.FRAME_HEADER_BYTES, payload, 0, length);
+    segment.position = at + JournalReader.FRAME_HEADER_BYTES + length;
     crc.reset();
     crc.update(payload, 0, length);
-    segment.map.putInt(at + 4, (int) crc.getValue());
-    segment.map.putInt(at, length);
-    segment.position = at + JournalReader.FRAME_HEADER_BYTES + length;
-    placedLsn += length;
+    int checksum = (int) crc.getValue();
+    queuedLsn += length;
     if (segment.startLsn < 0) {
-      segment.startLsn = placedLsn - length;
+      segment.startLsn = queuedLsn - length;
     }
-    segment.endLsn = placedLsn;
-    complete(placedWaiters, placedLsn);
+    segment.endLsn = queuedLsn;
+    boolean start;
+    synchronized (queueLock) {
+      Chunk last = queue.peekLast();
+      if (last == null || last.segment != segment || last.offset + last.bytes.length() != at) {
+        last = new Chunk(segment, at);
+        queue.addLast(last);
+      }
+      last.bytes.putInt(length);
+      last.bytes.putInt(checksum);
+      last.bytes.put(payload, 0, length);
+      queueEndLsn = queuedLsn;
+      start = !writing;
+      writing = true;
+    }
+    if (start) {
+      startWriter();
+    }
   }
 
   private boolean spareFits(long payloadBytes) {
@@ -466,7 +493,7 @@ public final class Journal {
       <= spare.capacity;
   }
 
-  /** Makes the spare segment current, its predecessor forced (and unmapped) by the sync worker; false without one. */
+  /** Makes the spare segment current, its predecessor forced and closed by the writer; false without one. */
   private boolean roll(int payloadBytes) {
     if (!spareFits(payloadBytes)) {
       if (spare != null) {
@@ -479,13 +506,9 @@ public final class Journal {
     current = spare;
     spare = null;
     segments.addLast(current);
-    synchronized (syncLock) {
-      toForce.merge(previous, previous.position, Math::max);
-      previous.syncAsked = previous.position;
-      toUnmap.add(previous);
-      toForceLsn = Math.max(toForceLsn, placedLsn);
+    synchronized (queueLock) {
+      toClose.add(previous);
     }
-    startSyncing();
     prepareSpare(0);
     return true;
   }
@@ -529,7 +552,7 @@ public final class Journal {
         return;
       }
       unplaced.pollFirst();
-      copyFrame(next.payload, next.payload.length);
+      queueFrame(next.payload, next.payload.length);
     }
     if (!durableWaiters.isEmpty()) {
       askForce();
@@ -538,16 +561,16 @@ public final class Journal {
 
   private void discard(Segment segment) {
     files.executeBlocking(() -> {
-      unmap(segment);
+      segment.channel.close();
       return Files.deleteIfExists(segment.path);
     }, true);
   }
 
-  private Future<Void> placed(long lsn) {
-    if (placedLsn >= lsn) {
+  private Future<Void> written(long lsn) {
+    if (writtenLsn >= lsn) {
       return DONE;
     }
-    return await(placedWaiters, lsn);
+    return await(writtenWaiters, lsn);
   }
 
   /** Completes once everything below {@code lsn} is forced; asks for the force. */
@@ -575,51 +598,48 @@ public final class Journal {
     }
   }
 
-  /** Hands what is placed and not yet handed to the sync worker; starts it if it is idle. */
+  /** The next write is forced (under always every write is); starts the writer if it is idle. */
   private void askForce() {
-    if (syncAskedLsn >= placedLsn || failed || closed) {
+    if (failed || closed || always && writing) {
       return;
     }
-    Segment segment = current;
-    synchronized (syncLock) {
-      toForce.merge(segment, segment.position, Math::max);
-      toForceLsn = Math.max(toForceLsn, placedLsn);
+    boolean start;
+    synchronized (queueLock) {
+      forceAsked = true;
+      start = !writing;
+      writing = true;
     }
-    segment.syncAsked = segment.position;
-    syncAskedLsn = placedLsn;
-    startSyncing();
+    if (start) {
+      startWriter();
+    }
   }
 
-  private void startSyncing() {
-    synchronized (syncLock) {
-      if (syncing || toForce.isEmpty() && toUnmap.isEmpty()) {
-        return;
-      }
-      syncing = true;
-    }
-    syncer.executeBlocking(() -> {
-      syncLoop();
+  private void startWriter() {
+    writer.executeBlocking(() -> {
+      writeLoop();
       return null;
     }, true);
   }
 
-  /** From the sync worker: everything below {@code lsn} is forced. */
-  private void forcedUpTo(long lsn) {
-    durableLsn = Math.max(durableLsn, lsn);
+  /** From the writer: everything below {@code written} is written, below {@code forced} forced. */
+  private void progress(long written, long forced) {
+    writtenLsn = Math.max(writtenLsn, written);
+    durableLsn = Math.max(durableLsn, forced);
+    complete(writtenWaiters, writtenLsn);
     complete(durableWaiters, durableLsn);
   }
 
   /**
-   * A force failed (an I/O error): what it covered may not be on disk, and after a failed fsync the kernel may
-   * report a later one clean. Nothing more is appended or answered by this journal; flushes of journaled increments
-   * are not attempted any more (their records cannot be kept), so a restart replays what the journal holds, once.
-   * Accepted increments get 503 and readiness is 503 until a restart; ack=commit goes on.
+   * A write or a force failed (an I/O error): what it covered may not be on disk, and after a failed fsync the kernel
+   * may report a later one clean. Nothing more is appended or answered by this journal; flushes of journaled
+   * increments are not attempted any more (their records cannot be kept), so a restart replays what the journal holds,
+   * once. Accepted increments get 503 and readiness is 503 until a restart; ack=commit goes on.
    */
   void fail(Throwable cause) {
     if (!failed) {
       failed = true;
       LOG.atError().addKeyValue("event", "journal_failed").addKeyValue("dir", dir.toString())
-        .log("the journal cannot be forced to disk ({}); accepted increments get 503, and what it holds is written by "
+        .log("the journal cannot be written to disk ({}); accepted increments get 503, and what it holds is written by "
           + "the replay after a restart: restart the gateway", cause.toString());
       setFull(true);
     }
@@ -627,7 +647,7 @@ public final class Journal {
   }
 
   private void failWaiters(Throwable cause) {
-    for (ArrayDeque<Waiter> waiters : List.of(placedWaiters, durableWaiters)) {
+    for (ArrayDeque<Waiter> waiters : List.of(writtenWaiters, durableWaiters)) {
       while (!waiters.isEmpty()) {
         waiters.pollFirst().promise.tryFail(cause);
       }
@@ -646,7 +666,7 @@ public final class Journal {
 
   private long oldestStart() {
     Segment oldest = segments.peekFirst();
-    return oldest == null || oldest.startLsn < 0 ? placedLsn : oldest.startLsn;
+    return oldest == null || oldest.startLsn < 0 ? queuedLsn : oldest.startLsn;
   }
 
   /** Deletes the segments wholly below the lowest needed position; updates the byte and age gauges. */
@@ -661,7 +681,7 @@ public final class Journal {
     }
     long need = Math.min(needed.getAsLong(), appendedLsn);
     while (segments.size() > 1 && segments.peekFirst().endLsn <= need) {
-      // a segment below the current one was rolled away from: the sync worker unmaps it after its last force
+      // a segment below the current one was rolled away from: the writer closed it after its last write
       Path gone = segments.pollFirst().path;
       files.executeBlocking(() -> Files.deleteIfExists(gone), true)
         .onFailure(e -> LOG.warn("could not delete journal segment {}: {}", gone, e.toString()));
@@ -709,43 +729,59 @@ public final class Journal {
     return String.format("journal-%d-%010d.seg", index, segno);
   }
 
-  // ---- the sync worker's ----
+  // ---- the writer's ----
 
-  /** Forces what was handed, tells the event loop, and goes on while more was handed meanwhile. */
-  private void syncLoop() {
+  /**
+   * Writes what is queued, forces it when asked, tells the event loop, and goes on while more was queued meanwhile.
+   * A segment rolled away from is forced and closed once its last frames are written, before a later segment's
+   * frames are: a replay never finds a frame whose predecessors did not reach the disk before it.
+   */
+  private void writeLoop() {
     while (true) {
-      Map<Segment, Integer> forcing;
-      List<Segment> unmapping;
+      ArrayDeque<Chunk> chunks;
+      List<Segment> closing;
+      boolean force;
       long upTo;
-      synchronized (syncLock) {
-        if (toForce.isEmpty() && toUnmap.isEmpty()) {
-          syncing = false;
+      synchronized (queueLock) {
+        if (queue.isEmpty() && !forceAsked && toClose.isEmpty()) {
+          writing = false;
           return;
         }
-        forcing = toForce;
-        unmapping = toUnmap;
-        upTo = toForceLsn;
-        toForce = new LinkedHashMap<>();
-        toUnmap = new ArrayList<>();
+        chunks = queue;
+        closing = toClose;
+        force = always || forceAsked;
+        upTo = queueEndLsn;
+        queue = new ArrayDeque<>();
+        toClose = new ArrayList<>();
+        forceAsked = false;
       }
       try {
-        long started = System.nanoTime();
-        for (Map.Entry<Segment, Integer> range : forcing.entrySet()) {
-          Segment segment = range.getKey();
-          int to = range.getValue();
-          if (to > segment.synced && !segment.unmapped) {
-            segment.map.force(segment.synced, to - segment.synced);
-            segment.synced = to;
+        for (Chunk chunk : chunks) {
+          if (lastWritten != null && chunk.segment != lastWritten && lastWritten.dirty) {
+            force(lastWritten);
           }
+          ByteBuffer bytes = ByteBuffer.wrap(chunk.bytes.array(), 0, chunk.bytes.length());
+          long at = chunk.offset;
+          while (bytes.hasRemaining()) {
+            at += chunk.segment.channel.write(bytes, at);
+          }
+          chunk.segment.dirty = true;
+          lastWritten = chunk.segment;
         }
-        if (fsyncLatency != null && !forcing.isEmpty()) {
-          fsyncLatency.record(System.nanoTime() - started, TimeUnit.NANOSECONDS);
+        for (Segment segment : closing) {
+          if (segment.dirty) {
+            force(segment);
+          }
+          segment.channel.close();
         }
-        unmapping.forEach(Journal::unmap);
-        context.runOnContext(v -> forcedUpTo(upTo));
-      } catch (RuntimeException | Error ioFailure) {
-        synchronized (syncLock) {
-          syncing = false;
+        if (force && lastWritten != null && lastWritten.dirty) {
+          force(lastWritten);
+        }
+        long forced = force ? upTo : -1;
+        context.runOnContext(v -> progress(upTo, forced));
+      } catch (IOException | RuntimeException ioFailure) {
+        synchronized (queueLock) {
+          writing = false;
         }
         context.runOnContext(v -> fail(ioFailure));
         return;
@@ -753,36 +789,36 @@ public final class Journal {
     }
   }
 
-  /**
-   * Releases a mapping now rather than at some later garbage collection, so a deleted segment's disk space and
-   * memory are given back at once. Only ever called where nothing can touch the mapping again.
-   */
-  private static void unmap(Segment segment) {
-    if (segment.unmapped) {
-      return;
+  private void force(Segment segment) throws IOException {
+    long started = System.nanoTime();
+    segment.channel.force(false);
+    segment.dirty = false;
+    if (fsyncLatency != null) {
+      fsyncLatency.record(System.nanoTime() - started, TimeUnit.NANOSECONDS);
     }
-    segment.unmapped = true;
-    MappedBuffers.release(segment.map);
   }
 
   // ---- the file worker's ----
 
-  /** A new segment file: its header, zeros up to its capacity (the disk blocks taken now), forced, mapped. */
+  /** A new segment file: its header, zeros up to its capacity (the disk blocks taken now), forced, left open. */
   private Segment createSegment(Path path, int capacity) throws IOException {
-    try (FileChannel channel = FileChannel.open(path, StandardOpenOption.CREATE_NEW, StandardOpenOption.READ,
-      StandardOpenOption.WRITE)) {
+    FileChannel channel = FileChannel.open(path, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
+    try {
       ByteBuffer zeros = ByteBuffer.allocate(Math.min(ZERO_CHUNK, capacity));
       long written = 0;
       while (written < capacity) {
         zeros.clear().limit((int) Math.min(zeros.capacity(), capacity - written));
         written += channel.write(zeros, written);
       }
-      channel.write(fileHeader(), 0);
+      ByteBuffer header = fileHeader();
+      while (header.hasRemaining()) {
+        channel.write(header, header.position());
+      }
       channel.force(true);
-      MappedByteBuffer map = channel.map(FileChannel.MapMode.READ_WRITE, 0, capacity);
       syncDirectory();
-      return new Segment(path, map, capacity);
+      return new Segment(path, channel, capacity);
     } catch (IOException | RuntimeException e) {
+      channel.close();
       Files.deleteIfExists(path);
       throw e;
     }
@@ -800,14 +836,23 @@ public final class Journal {
     }
   }
 
-  /** At close, on the sync worker after its last force: unmaps, cuts each file to what it holds, or deletes them. */
+  /** At close, on the writer after its last write: cuts each file to what it holds and closes it, or deletes them. */
   private void closeFiles(List<Segment> live, Segment unused, boolean delete) throws IOException {
     try {
       for (Segment segment : live) {
-        unmap(segment);
+        if (!segment.channel.isOpen()) {
+          continue; // rolled away from and closed by the writer; cut below
+        }
+        if (!delete) {
+          segment.channel.truncate(segment.position);
+          segment.channel.force(true);
+        }
+        segment.channel.close();
+      }
+      for (Segment segment : live) {
         if (delete) {
           Files.deleteIfExists(segment.path);
-        } else if (Files.exists(segment.path)) {
+        } else if (Files.exists(segment.path) && Files.size(segment.path) > segment.position) {
           try (FileChannel channel = FileChannel.open(segment.path, StandardOpenOption.WRITE)) {
             channel.truncate(segment.position);
             channel.force(true);
@@ -815,7 +860,7 @@ public final class Journal {
         }
       }
       if (unused != null) {
-        unmap(unused);
+        unused.channel.close();
         Files.deleteIfExists(unused.path);
       }
       syncDirectory();
@@ -918,10 +963,18 @@ public final class Journal {
       JournalReader.FILE_HEADER_BYTES + JournalReader.FRAME_HEADER_BYTES + (long) payload.length);
     current = createSegment(dir.resolve(fileName(index, nextSegno++)), capacity);
     segments.add(current);
-    copyFrame(payload, payload.length);
-    current.map.force(0, current.position);
-    current.synced = current.syncAsked = current.position;
-    appendedLsn = placedLsn = durableLsn = syncAskedLsn = payload.length;
+    CRC32C checksum = new CRC32C();
+    checksum.update(payload);
+    ByteBuffer frame = ByteBuffer.allocate(JournalReader.FRAME_HEADER_BYTES + payload.length).putInt(payload.length)
+      .putInt((int) checksum.getValue()).put(payload).flip();
+    while (frame.hasRemaining()) {
+      current.channel.write(frame, JournalReader.FILE_HEADER_BYTES + frame.position());
+    }
+    current.channel.force(false);
+    current.position = JournalReader.FILE_HEADER_BYTES + frame.limit();
+    current.startLsn = 0;
+    current.endLsn = payload.length;
+    appendedLsn = queuedLsn = writtenLsn = durableLsn = payload.length;
     appendedTotal = appendedLsn;
     liveBytes = appendedLsn;
     for (Path file : read) {

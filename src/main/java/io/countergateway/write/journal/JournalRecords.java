@@ -90,6 +90,21 @@ public final class JournalRecords {
       }
     }
 
+    /** A frame header's field: four bytes, big-endian, as the reader reads them. */
+    void putInt(int value) {
+      ensure(4);
+      bytes[length++] = (byte) (value >>> 24);
+      bytes[length++] = (byte) (value >>> 16);
+      bytes[length++] = (byte) (value >>> 8);
+      bytes[length++] = (byte) value;
+    }
+
+    void put(byte[] from, int offset, int count) {
+      ensure(count);
+      System.arraycopy(from, offset, bytes, length, count);
+      length += count;
+    }
+
     void put(byte b) {
       ensure(1);
       bytes[length++] = b;
