@@ -27,13 +27,13 @@ public final class JournalOptions {
     "the journal's directory (one per gateway; segment files per ingest verticle)");
   public static final ConfigKey<String> FSYNC = KEYS.define("fsync",
     choice(List.of("always", "everyMs", "off"), Map.of("everyms", "everyMs", "everysec", "everyMs")), "always", any(),
-    "always: answer after the group-committed fsync; everyMs: answer once in the mapped file (it outlives the "
-      + "process), fsync every `fsyncIntervalMs`; off: the same, fsync only before flushes");
+    "always: answer after the group-committed fsync; everyMs: answer after the write (in the page cache, it outlives "
+      + "the process), fsync every `fsyncIntervalMs`; off: the same, fsync only before flushes");
   public static final ConfigKey<Integer> FSYNC_INTERVAL_MS = KEYS.define("fsyncIntervalMs", INT, 100,
     between(1, 60_000), "with fsync everyMs: how often the journal is synced (an OS crash loses at most this window)");
   public static final ConfigKey<Long> SEGMENT_BYTES = KEYS.define("segmentBytes", LONG, 16L * 1024 * 1024,
-    between(64 * 1024, 1024L * 1024 * 1024), "the largest a journal segment grows to (the first is 1 MiB, each next "
-      + "twice the last); it is mapped into memory while written, so this is also the journal's share of the RSS");
+    between(64 * 1024, 1024L * 1024 * 1024), "the largest a journal segment grows to (the first is 256 KiB, each next "
+      + "twice the last); a segment is zero-filled when made, so this is also what a new segment takes on disk at once");
   public static final ConfigKey<Long> MAX_BYTES = KEYS.define("maxBytes", LONG, 1024L * 1024 * 1024,
     between(128 * 1024, 1L << 40), "journal bytes per ingest verticle before accepted increments get 503; "
       + "at least 2 x `segmentBytes`");

@@ -80,7 +80,7 @@ public final class Journal {
   private static final long RELEASE_INTERVAL_MS = 1_000;
   private static final long SPARE_RETRY_MS = 1_000;
   private static final int SNAPSHOT_BATCH = 1_000;
-  private static final int FIRST_SEGMENT_BYTES = 1 << 20;
+  private static final int FIRST_SEGMENT_BYTES = 256 << 10;
   private static final int ZERO_CHUNK = 1 << 20;
   private static final Future<Void> DONE = Future.succeededFuture();
 
