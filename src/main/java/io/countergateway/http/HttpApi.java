@@ -233,6 +233,11 @@ public final class HttpApi {
       error = new ApiError(414, "uri_too_long", "the request line is longer than allowed", "uri");
     } else if (cause instanceof TooLongHttpHeaderException) {
       error = new ApiError(431, "headers_too_large", "the request headers exceed limits.maxHeaderBytes", "headers");
+    } else if (cause != null && cause.getMessage() != null
+      && cause.getMessage().toLowerCase(java.util.Locale.ROOT).matches(".*(transfer coding|transfer-encoding).*")) {
+      // Netty 4.2.15+ refuses such framing in its decoder (request smuggling): the same answer refuseUnknownFraming gives
+      error = ApiError.badRequest("malformed_request", "Transfer-Encoding",
+        "the body's length is unknown: the last transfer coding must be chunked");
     } else {
       error = ApiError.badRequest("malformed_request", null, "the request is not valid HTTP/1.1");
     }
