@@ -33,7 +33,7 @@ public final class HttpOptions {
   public static final ConfigKey<List<String>> TRUSTED_PROXIES = KEYS.define("trustedProxies", LIST, List.of(), any(),
     "IPs or CIDR blocks whose `X-Forwarded-For` names the client (unique visitors); empty: the TCP peer is the client");
   public static final ConfigKey<List<String>> ALLOWED_ORIGINS = KEYS.define("allowedOrigins", LIST, List.of(),
-    items("(https?://[^/\\s]+|\\*)", "scheme://host[:port]"), "origins (`https://app.example.com`) whose pages may send "
+    items("(https?://[^/\\s]+|\\*)", "scheme://host[:port] (or *)"), "origins (`https://app.example.com`) whose pages may send "
       + "increments, batches and resets from a browser; empty = only requests without an `Origin` or from the gateway's "
       + "own origin (403 `origin_not_allowed` otherwise); beacons follow `corsOrigins`");
   public static final ConfigKey<Boolean> H2C = KEYS.define("h2c", BOOLEAN, false, any(),

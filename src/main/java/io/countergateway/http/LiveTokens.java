@@ -23,6 +23,8 @@ final class LiveTokens {
   /** The file's modification time and size when last read; null before the first check. */
   private String lastSeen;
   private boolean checking;
+  /** The last failure to read the file, logged once. */
+  private String lastFailure;
 
   LiveTokens(Vertx vertx, AuthOptions initial) {
     this.vertx = vertx;
@@ -51,12 +53,20 @@ final class LiveTokens {
         }
         return vertx.fileSystem().readFile(file).map(content -> {
           lastSeen = seen;
+          lastFailure = null;
           reload(file, content.toString());
           return null;
         });
       })
-      .onFailure(e -> LOG.atError().addKeyValue("event", "tokens_reload_failed").addKeyValue("key",
-        AuthOptions.TOKENS_FILE.name()).log("cannot read {}, the tokens in force stay: {}", file, e.getMessage()))
+      .onFailure(e -> {
+        // a file that stays unreadable (a deleted Secret) is logged once, not at every check
+        String failure = String.valueOf(e.getMessage());
+        if (!failure.equals(lastFailure)) {
+          lastFailure = failure;
+          LOG.atError().addKeyValue("event", "tokens_reload_failed").addKeyValue("key", AuthOptions.TOKENS_FILE.name())
+            .log("cannot read {}, the tokens in force stay: {}", file, failure);
+        }
+      })
       .onComplete(done -> checking = false);
   }
 
