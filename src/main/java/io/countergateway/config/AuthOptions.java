@@ -6,7 +6,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
-import java.util.ArrayList;
 import java.util.Collections;
 import java.util.EnumSet;
 import java.util.HashMap;
@@ -15,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
+import static io.countergateway.config.ConfigKey.BOOLEAN;
 import static io.countergateway.config.ConfigKey.INT;
 import static io.countergateway.config.ConfigKey.LIST;
 import static io.countergateway.config.ConfigKey.STRING;
@@ -25,8 +25,10 @@ import static io.countergateway.config.ConfigKey.between;
  * Bearer tokens and what each may do. Each entry is {@code <token>:<right>+<right>…}; rights are {@code read}
  * (reads), {@code write} (increments and batches, and reads), {@code admin} (resets, and reads) and {@code beacon}
  * (nothing else: a token safe to ship to browsers). Entries come from {@code auth.tokens} (a list, or a comma-separated string such as an environment
- * variable gives) and from {@code auth.tokensFile} (one entry per line). No tokens: no authentication (sidecar
- * on loopback). Only SHA-256 digests of the tokens are kept, and the tokens are never logged.
+ * variable gives) and from {@code auth.tokensFile} (one entry per line). No tokens: no authentication, which only a
+ * loopback bind (a sidecar) or an explicit {@code auth.anonymous: true} may have ({@link GatewayConfig}); a tokens file
+ * that yields no token refuses the start, so an empty Secret never turns authentication off. The file is read again
+ * when it changes ({@link #reloaded}). Only SHA-256 digests of the tokens are kept, and the tokens are never logged.
  */
 public final class AuthOptions {
   /** {@code write} and {@code admin} imply {@code read}. */
@@ -36,42 +38,106 @@ public final class AuthOptions {
   public static final ConfigKey<List<String>> TOKENS = KEYS.define("tokens", LIST, List.of(), any(),
     "`<token>:<right>+<right>` entries (rights `read`, `write`, `admin`, `beacon`; tokens of 16+ characters); none = no auth");
   public static final ConfigKey<String> TOKENS_FILE = KEYS.defineOptional("tokensFile", STRING, any(),
-    "a file of more such entries, one per line (a mounted secret)");
+    "a file of more such entries, one per line (a mounted secret); must yield a token; read again when it changes");
+  public static final ConfigKey<Integer> TOKENS_FILE_CHECK_MS = KEYS.define("tokensFileCheckMs", INT, 5_000,
+    between(100, 3_600_000), "how often the tokens file's modification time is checked; a changed file that yields no "
+      + "valid token is refused (the old tokens stay, an error is logged)");
+  public static final ConfigKey<Boolean> ANONYMOUS = KEYS.define("anonymous", BOOLEAN, false, any(),
+    "serve a non-loopback `http.host` without tokens (every route open to whoever reaches the port; a warning is logged at start)");
   public static final ConfigKey<Integer> PER_TOKEN_PER_SECOND = KEYS.define("perTokenPerSecond", INT, 0,
     between(0, 100_000_000), "requests one token may make to the JSON write routes per second (429 + Retry-After above; 0 = no limit)");
   public static final ConfigKey<Integer> PER_TOKEN_BURST = KEYS.define("perTokenBurst", INT, 1_000,
     between(1, 100_000_000), "requests one token may make at once before `perTokenPerSecond` applies");
 
   private final Map<String, Set<Right>> rightsByDigest;
+  private final List<String> configuredEntries;
+  private final String tokensFile;
+  private final int tokensFileCheckMs;
+  private final boolean anonymous;
   private final int perTokenPerSecond;
   private final int perTokenBurst;
+  private final String tokensKey;
+  private final String tokensFileKey;
 
-  private AuthOptions(Map<String, Set<Right>> rightsByDigest, int perTokenPerSecond, int perTokenBurst) {
+  private AuthOptions(ConfigSection section, Map<String, Set<Right>> rightsByDigest, List<String> configuredEntries,
+                      String tokensFile) {
     this.rightsByDigest = Map.copyOf(rightsByDigest);
-    this.perTokenPerSecond = perTokenPerSecond;
-    this.perTokenBurst = perTokenBurst;
+    this.configuredEntries = List.copyOf(configuredEntries);
+    this.tokensFile = tokensFile;
+    this.tokensFileCheckMs = section.get(TOKENS_FILE_CHECK_MS);
+    this.anonymous = section.get(ANONYMOUS);
+    this.perTokenPerSecond = section.get(PER_TOKEN_PER_SECOND);
+    this.perTokenBurst = section.get(PER_TOKEN_BURST);
+    this.tokensKey = section.key(TOKENS);
+    this.tokensFileKey = section.key(TOKENS_FILE);
+  }
+
+  private AuthOptions(AuthOptions options, Map<String, Set<Right>> rightsByDigest) {
+    this.rightsByDigest = Map.copyOf(rightsByDigest);
+    this.configuredEntries = options.configuredEntries;
+    this.tokensFile = options.tokensFile;
+    this.tokensFileCheckMs = options.tokensFileCheckMs;
+    this.anonymous = options.anonymous;
+    this.perTokenPerSecond = options.perTokenPerSecond;
+    this.perTokenBurst = options.perTokenBurst;
+    this.tokensKey = options.tokensKey;
+    this.tokensFileKey = options.tokensFileKey;
   }
 
   static AuthOptions from(ConfigSection section) {
-    List<String> entries = new ArrayList<>(section.get(TOKENS));
+    List<String> configured = section.get(TOKENS);
     String file = section.get(TOKENS_FILE);
-    if (file != null && !file.isBlank()) {
+    Map<String, Set<Right>> rightsByDigest = new HashMap<>();
+    addEntries(rightsByDigest, section.key(TOKENS), configured);
+    if (file == null || file.isBlank()) {
+      file = null;
+    } else {
       try {
-        Files.readAllLines(Path.of(file)).stream().map(String::strip)
-          .filter(line -> !line.isEmpty() && !line.startsWith("#")).forEach(entries::add);
+        addFileEntries(rightsByDigest, section.key(TOKENS_FILE), file, Files.readString(Path.of(file)));
       } catch (IOException e) {
         throw new ConfigException(section.key(TOKENS_FILE), "cannot read " + file + ": " + e.getMessage());
       }
     }
-    Map<String, Set<Right>> rightsByDigest = new HashMap<>();
-    for (int i = 0; i < entries.size(); i++) {
-      addEntry(rightsByDigest, section.key(TOKENS), i, entries.get(i));
+    AuthOptions auth = new AuthOptions(section, rightsByDigest, configured, file);
+    if (auth.anonymous && auth.isEnabled()) {
+      throw new ConfigException(section.key(ANONYMOUS), "must not be true while tokens are set ("
+        + section.key(TOKENS) + ", " + section.key(TOKENS_FILE) + "): choose one");
     }
-    return new AuthOptions(rightsByDigest, section.get(PER_TOKEN_PER_SECOND), section.get(PER_TOKEN_BURST));
+    return auth;
   }
 
-  private static void addEntry(Map<String, Set<Right>> rightsByDigest, String tokensKey, int index, String entry) {
-    String key = tokensKey + "[" + index + "]";
+  /**
+   * These options with the tokens file's new {@code content} in place of what it held: the configured tokens and
+   * every entry of the file. Throws a {@link ConfigException} naming the key when an entry is malformed or the file
+   * yields no token, so a rotation that went wrong is refused whole and the caller keeps the tokens it has.
+   */
+  public AuthOptions reloaded(String content) {
+    Map<String, Set<Right>> rightsByDigest = new HashMap<>();
+    addEntries(rightsByDigest, tokensKey, configuredEntries);
+    addFileEntries(rightsByDigest, tokensFileKey, tokensFile, content);
+    return new AuthOptions(this, rightsByDigest);
+  }
+
+  private static void addEntries(Map<String, Set<Right>> rightsByDigest, String key, List<String> entries) {
+    for (int i = 0; i < entries.size(); i++) {
+      addEntry(rightsByDigest, key, key + "[" + i + "]", entries.get(i));
+    }
+  }
+
+  /** A file named as a tokens source that holds no token (an empty Secret) must not start a gateway without auth. */
+  private static void addFileEntries(Map<String, Set<Right>> rightsByDigest, String fileKey, String file, String content) {
+    List<String> lines = content.lines().map(String::strip).filter(line -> !line.isEmpty() && !line.startsWith("#"))
+      .toList();
+    if (lines.isEmpty()) {
+      throw new ConfigException(fileKey, file + " holds no token; remove the key (or set it to \"\") for no authentication");
+    }
+    for (int i = 0; i < lines.size(); i++) {
+      // the line, not the token: an error must not print a secret
+      addEntry(rightsByDigest, fileKey, fileKey + " (" + file + " entry " + (i + 1) + ")", lines.get(i));
+    }
+  }
+
+  private static void addEntry(Map<String, Set<Right>> rightsByDigest, String tokensKey, String key, String entry) {
     int colon = entry.lastIndexOf(':');
     if (colon <= 0 || colon == entry.length() - 1) {
       throw new ConfigException(key, "must be <token>:<right>[+<right>…] with rights read, write, admin, beacon");
@@ -96,6 +162,29 @@ public final class AuthOptions {
 
   public boolean isEnabled() {
     return !rightsByDigest.isEmpty();
+  }
+
+  /** Whether {@code other} accepts exactly the tokens these do, with the same rights. */
+  public boolean sameTokens(AuthOptions other) {
+    return rightsByDigest.equals(other.rightsByDigest);
+  }
+
+  public int tokenCount() {
+    return rightsByDigest.size();
+  }
+
+  /** Whether a non-loopback bind without tokens was asked for explicitly. */
+  public boolean isAnonymous() {
+    return anonymous;
+  }
+
+  /** The tokens file, null when none is configured. */
+  public String getTokensFile() {
+    return tokensFile;
+  }
+
+  public int getTokensFileCheckMs() {
+    return tokensFileCheckMs;
   }
 
   /** The rights of a presented token, or null for an unknown token. Digests make the lookup time independent of the token. */

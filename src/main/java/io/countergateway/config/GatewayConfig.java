@@ -99,6 +99,19 @@ public final class GatewayConfig {
     rollups = List.copyOf(declaredRollups);
     checkBatchesFit(batching, limits);
     checkJournalBesideEmbeddedData(database, journal);
+    checkAuthFailsClosed(http, auth);
+  }
+
+  /**
+   * Without tokens every route is open to whoever reaches the port: that is the sidecar's loopback bind, or what an
+   * operator asked for by name. An absent or empty tokens Secret on a network bind must stop the start, not open it.
+   */
+  private static void checkAuthFailsClosed(HttpOptions http, AuthOptions auth) {
+    if (!auth.isEnabled() && !auth.isAnonymous() && !http.isLoopback()) {
+      throw new ConfigException(HttpOptions.HOST.name(), "'" + http.getHost() + "' is not a loopback address and no "
+        + "tokens are set: set " + AuthOptions.TOKENS.name() + " or " + AuthOptions.TOKENS_FILE.name()
+        + ", or " + AuthOptions.ANONYMOUS.name() + ": true to serve the network without authentication");
+    }
   }
 
   /**

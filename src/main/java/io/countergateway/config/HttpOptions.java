@@ -1,12 +1,17 @@
 package io.countergateway.config;
 
+import io.netty.util.NetUtil;
+
+import java.net.InetAddress;
 import java.util.List;
 
+import static io.countergateway.config.ConfigKey.BOOLEAN;
 import static io.countergateway.config.ConfigKey.INT;
 import static io.countergateway.config.ConfigKey.LIST;
 import static io.countergateway.config.ConfigKey.STRING;
 import static io.countergateway.config.ConfigKey.any;
 import static io.countergateway.config.ConfigKey.between;
+import static io.countergateway.config.ConfigKey.items;
 import static io.countergateway.config.ConfigKey.nonEmpty;
 import static io.countergateway.config.ConfigKey.notBlank;
 
@@ -27,6 +32,12 @@ public final class HttpOptions {
     between(0, 86_400), "how long browsers may reuse a beacon preflight");
   public static final ConfigKey<List<String>> TRUSTED_PROXIES = KEYS.define("trustedProxies", LIST, List.of(), any(),
     "IPs or CIDR blocks whose `X-Forwarded-For` names the client (unique visitors); empty: the TCP peer is the client");
+  public static final ConfigKey<List<String>> ALLOWED_ORIGINS = KEYS.define("allowedOrigins", LIST, List.of(),
+    items("(https?://[^/\\s]+|\\*)", "scheme://host[:port] (or *)"), "origins (`https://app.example.com`) whose pages may send "
+      + "increments, batches and resets from a browser; empty = only requests without an `Origin` or from the gateway's "
+      + "own origin (403 `origin_not_allowed` otherwise); beacons follow `corsOrigins`");
+  public static final ConfigKey<Boolean> H2C = KEYS.define("h2c", BOOLEAN, false, any(),
+    "accept HTTP/2 without TLS (prior knowledge or `Upgrade: h2c`); off: HTTP/1.1 only");
 
   private final String host;
   private final int port;
@@ -34,6 +45,8 @@ public final class HttpOptions {
   private final List<String> corsOrigins;
   private final int corsMaxAgeSeconds;
   private final TrustedProxies trustedProxies;
+  private final List<String> allowedOrigins;
+  private final boolean h2c;
 
   private HttpOptions(ConfigSection section) {
     host = section.get(HOST);
@@ -42,6 +55,8 @@ public final class HttpOptions {
     corsOrigins = section.get(CORS_ORIGINS);
     corsMaxAgeSeconds = section.get(CORS_MAX_AGE_SECONDS);
     trustedProxies = TrustedProxies.parse(section.key(TRUSTED_PROXIES), section.get(TRUSTED_PROXIES));
+    allowedOrigins = section.get(ALLOWED_ORIGINS);
+    h2c = section.get(H2C);
   }
 
   static HttpOptions from(ConfigSection section) {
@@ -50,6 +65,28 @@ public final class HttpOptions {
 
   public String getHost() {
     return host;
+  }
+
+  /**
+   * Whether only this machine can reach the port: {@code localhost} or a loopback address literal. Any other name is
+   * taken as reachable from the network (it is not resolved here, and fails closed).
+   */
+  public boolean isLoopback() {
+    if (host.equalsIgnoreCase("localhost")) {
+      return true;
+    }
+    InetAddress literal = NetUtil.createInetAddressFromIpAddressString(host);
+    return literal != null && literal.isLoopbackAddress();
+  }
+
+  /** Origins whose pages may send to the JSON write routes, besides the gateway's own; {@code *} allows any. */
+  public List<String> getAllowedOrigins() {
+    return allowedOrigins;
+  }
+
+  /** Whether HTTP/2 without TLS is served. */
+  public boolean isH2c() {
+    return h2c;
   }
 
   /** The configured port; 0 picks a free one (the bound port is then the gateway's {@code port()}). */

@@ -24,6 +24,8 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 final class BearerAuth {
   private static final String PREFIX = "Bearer ";
+  /** Set on a beacon's routing context when its token carries the {@code beacon} right. */
+  static final String BEACON_AUTHORIZED = "cg.beaconAuthorized";
 
   private BearerAuth() {
   }
@@ -49,13 +51,14 @@ final class BearerAuth {
     }
   }
 
-  static Handler<RoutingContext> require(Vertx vertx, AuthOptions auth, Right right) {
-    return require(vertx, auth, right, null);
+  static Handler<RoutingContext> require(Vertx vertx, LiveTokens tokens, Right right) {
+    return require(vertx, tokens, right, null);
   }
 
-  /** As {@link #require(Vertx, AuthOptions, Right)}, each token's requests limited by {@code rates} (may be null). */
-  static Handler<RoutingContext> require(Vertx vertx, AuthOptions auth, Right right, TokenRates rates) {
+  /** As {@link #require(Vertx, LiveTokens, Right)}, each token's requests limited by {@code rates} (may be null). */
+  static Handler<RoutingContext> require(Vertx vertx, LiveTokens tokens, Right right, TokenRates rates) {
     return ctx -> {
+      AuthOptions auth = tokens.current();
       if (!auth.isEnabled()) {
         ctx.next();
         return;
@@ -79,15 +82,35 @@ final class BearerAuth {
    * Reads ({@code GET /v1/counters/…}): with tokens configured they need {@code read} (which {@code write} and
    * {@code admin} carry), except on namespaces marked {@code anonymousReads}.
    */
-  static Handler<RoutingContext> requireRead(Vertx vertx, GatewayConfig config) {
-    AuthOptions auth = config.getAuth();
+  static Handler<RoutingContext> requireRead(Vertx vertx, LiveTokens tokens, GatewayConfig config) {
     return ctx -> {
+      AuthOptions auth = tokens.current();
       if (!auth.isEnabled()) {
         ctx.next();
         return;
       }
       NamespaceOptions namespace = config.namespace(ctx.pathParam("type"));
       if (namespace != null && namespace.isAnonymousReads() || authorized(vertx, ctx.request(), auth, Right.READ) != null) {
+        ctx.next();
+      }
+    };
+  }
+
+  /**
+   * Beacons on a namespace that is not {@code public}: with tokens configured, a request that presents one carrying
+   * {@code beacon} is let through ({@link #BEACON_AUTHORIZED}); one that presents none goes on to be refused as before
+   * ({@code namespace_not_public}). Beacons on public namespaces are anonymous by design and never asked for a token.
+   */
+  static Handler<RoutingContext> authorizeBeacon(Vertx vertx, LiveTokens tokens, GatewayConfig config) {
+    return ctx -> {
+      AuthOptions auth = tokens.current();
+      NamespaceOptions namespace = config.namespace(ctx.pathParam("type"));
+      if (!auth.isEnabled() || namespace == null || namespace.isPublic() || ctx.request().getHeader("Authorization") == null) {
+        ctx.next();
+        return;
+      }
+      if (authorized(vertx, ctx.request(), auth, Right.BEACON) != null) {
+        ctx.put(BEACON_AUTHORIZED, Boolean.TRUE);
         ctx.next();
       }
     };

@@ -235,7 +235,7 @@ final class BodyReader {
   }
 
   /** Whether the request announces a body: a Content-Length above 0, or a Transfer-Encoding. */
-  private static boolean hasBody(HttpServerRequest request) {
+  static boolean hasBody(HttpServerRequest request) {
     String length = request.headers().get(CONTENT_LENGTH);
     return length != null && !length.equals("0") || request.headers().contains(HttpHeaders.TRANSFER_ENCODING);
   }

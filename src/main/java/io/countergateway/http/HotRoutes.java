@@ -32,7 +32,8 @@ import java.util.regex.Pattern;
  * Transfer-Encoding or an authority the router would refuse; a beacon also when its Origin is not plainly one that
  * {@code http.corsOrigins} allows (the CORS handler then refuses it) and when its type or id is refused (the router
  * then answers the error); an increment also when authentication is on, when it has a query other than the ack, an
- * idempotency key, an Expect header, a form body, or no Content-Length within {@code limits.maxBodyBytes}. So the
+ * idempotency key, an Expect header, an Origin, a body not declared JSON, or no Content-Length within
+ * {@code limits.maxBodyBytes}. So the
  * answers are the router's in every case the router would answer differently.
  */
 final class HotRoutes implements Handler<HttpServerRequest> {
@@ -103,8 +104,9 @@ final class HotRoutes implements Handler<HttpServerRequest> {
     MultiMap headers = request.headers();
     String contentType = headers.get(CONTENT_TYPE);
     long length = contentLength(headers.get(CONTENT_LENGTH));
+    // an Origin or a body not declared JSON is the cross-site check's to decide (CrossSiteWrites, in the router)
     if (length < 0 || length > maxBodyBytes || headers.contains(TRANSFER_ENCODING) || headers.contains(EXPECT)
-      || headers.contains(IDEMPOTENCY_KEY) || contentType != null && isForm(contentType)
+      || headers.contains(IDEMPOTENCY_KEY) || headers.contains(ORIGIN) || !CrossSiteWrites.acceptedBody(contentType, length > 0)
       || !validAuthority(request)) {
       return false;
     }
@@ -117,12 +119,6 @@ final class HotRoutes implements Handler<HttpServerRequest> {
       bodies.read(request, maxBodyBytes, true, body -> writes.single(type, id, ack, body, response));
     }
     return true;
-  }
-
-  /** Bodies the router's body handler decodes as forms. */
-  private static boolean isForm(String contentType) {
-    return contentType.regionMatches(true, 0, "multipart/", 0, 10)
-      || contentType.regionMatches(true, 0, "application/x-www-form-urlencoded", 0, 33);
   }
 
   /** 0 when absent (no Transfer-Encoding either: no body), -1 when not plain digits. */
@@ -166,7 +162,8 @@ final class HotRoutes implements Handler<HttpServerRequest> {
     NamespaceOptions namespace;
     Increment increment;
     try {
-      namespace = writes.beaconNamespace(type);
+      // a beacon on a namespace that is not public goes to the router, which checks its token (BearerAuth)
+      namespace = writes.beaconNamespace(type, false);
       increment = writes.beaconIncrement(namespace, id);
     } catch (ApiError refused) {
       return false;

@@ -67,6 +67,11 @@ public final class HttpApi {
       .invalidRequestHandler(invalidRequestHandler(meters));
   }
 
+  /** One set of tokens per gateway, reloaded from auth.tokensFile by the first event loop that asks for it. */
+  private static LiveTokens liveTokens(Vertx vertx, GatewayServices services) {
+    return services.state().shared(LiveTokens.class, () -> new LiveTokens(vertx, services.config().getAuth()));
+  }
+
   private static EdgeLimits edgeLimits(GatewayServices services) {
     return services.state().shared(EdgeLimits.class, () -> new EdgeLimits(services.config().getLimits(),
       services.registry()));
@@ -103,10 +108,13 @@ public final class HttpApi {
       new BeaconFilter(classifier, clients, services.config(), services.registry()), uniques, bodies);
     ReadRoutes reads = new ReadRoutes(client, services.config());
 
+    LiveTokens tokens = liveTokens(vertx, services);
     router.route("/v1/beacon/*").handler(HttpApi::varyByOrigin);
     router.route("/v1/beacon/*").handler(beaconCors(services.config().getHttp()));
-    router.route(HttpMethod.GET, "/v1/beacon/:type/:id").handler(increments::beacon);
-    router.route(HttpMethod.POST, "/v1/beacon/:type/:id").handler(increments::beacon);
+    router.route(HttpMethod.GET, "/v1/beacon/:type/:id").handler(BearerAuth.authorizeBeacon(vertx, tokens, services.config()))
+      .handler(increments::beacon);
+    router.route(HttpMethod.POST, "/v1/beacon/:type/:id").handler(BearerAuth.authorizeBeacon(vertx, tokens, services.config()))
+      .handler(increments::beacon);
     // reached only by an OPTIONS that is not a preflight (the CORS handler answers those)
     router.options("/v1/beacon/:type/:id").handler(ctx -> ctx.response().putHeader("Allow", "GET, POST, OPTIONS")
       .setStatusCode(204).end());
@@ -114,18 +122,22 @@ public final class HttpApi {
     router.get("/v1/openapi.yaml").handler(OPENAPI::serve);
 
     AuthOptions auth = services.config().getAuth();
-    // authorization on the headers, then the body (BodyReader): a refused client never gets a byte of it buffered
+    // authorization on the headers, then the cross-site checks, then the body (BodyReader): a refused client never
+    // gets a byte of it buffered
     BearerAuth.TokenRates rates = services.state().shared(BearerAuth.TokenRates.class, () -> new BearerAuth.TokenRates(auth));
-    router.post("/v1/counters/:type/:id/increments").handler(BearerAuth.require(vertx, auth, Right.WRITE, rates))
-      .handler(increments::single);
-    router.post("/v1/increments").handler(BearerAuth.require(vertx, auth, Right.WRITE, rates)).handler(increments::batch);
-    router.get("/v1/counters/:type/:id").handler(BearerAuth.requireRead(vertx, services.config())).handler(reads::one);
-    router.get("/v1/counters/:type").handler(BearerAuth.requireRead(vertx, services.config())).handler(reads::many);
-    router.delete("/v1/counters/:type/:id").handler(BearerAuth.require(vertx, auth, Right.ADMIN)).handler(reads::reset);
+    Handler<RoutingContext> crossSite = CrossSiteWrites.guard(vertx, services.config().getHttp());
+    router.post("/v1/counters/:type/:id/increments").handler(BearerAuth.require(vertx, tokens, Right.WRITE, rates))
+      .handler(crossSite).handler(increments::single);
+    router.post("/v1/increments").handler(BearerAuth.require(vertx, tokens, Right.WRITE, rates)).handler(crossSite)
+      .handler(increments::batch);
+    router.get("/v1/counters/:type/:id").handler(BearerAuth.requireRead(vertx, tokens, services.config())).handler(reads::one);
+    router.get("/v1/counters/:type").handler(BearerAuth.requireRead(vertx, tokens, services.config())).handler(reads::many);
+    router.delete("/v1/counters/:type/:id").handler(BearerAuth.require(vertx, tokens, Right.ADMIN)).handler(crossSite)
+      .handler(reads::reset);
 
     OverviewRoutes overview = new OverviewRoutes(services.config(), services.state(), services.registry());
     // what the namespaces took is a read too: with tokens configured it needs the read right (the dashboard asks)
-    router.get("/v1/namespaces").handler(BearerAuth.requireRead(vertx, services.config())).handler(overview::namespaces);
+    router.get("/v1/namespaces").handler(BearerAuth.requireRead(vertx, tokens, services.config())).handler(overview::namespaces);
     router.get("/ui/").handler(ctx -> {
       ctx.response().putHeader("Content-Security-Policy", UI_POLICY).putHeader("X-Content-Type-Options", "nosniff");
       UI_PAGE.serve(ctx);
@@ -140,7 +152,9 @@ public final class HttpApi {
     router.get("/health/live").handler(ctx -> Responses.json(ctx, 200, new JsonObject().put("status", "live")));
     router.get("/health/ready").handler(ctx -> ready(ctx, services, client));
     if (services.registry() instanceof PrometheusMeterRegistry prometheus) {
-      router.get("/metrics").handler(PrometheusScrapingHandler.create(prometheus));
+      // with tokens, a scrape needs the read right (Prometheus: authorization.credentials_file, README Security)
+      router.get("/metrics").handler(BearerAuth.require(vertx, tokens, Right.READ))
+        .handler(PrometheusScrapingHandler.create(prometheus));
     }
     errorPages(router);
     return new Routes(router, increments, bodies);
@@ -219,6 +233,11 @@ public final class HttpApi {
       error = new ApiError(414, "uri_too_long", "the request line is longer than allowed", "uri");
     } else if (cause instanceof TooLongHttpHeaderException) {
       error = new ApiError(431, "headers_too_large", "the request headers exceed limits.maxHeaderBytes", "headers");
+    } else if (cause != null && cause.getMessage() != null
+      && cause.getMessage().toLowerCase(java.util.Locale.ROOT).matches(".*(transfer coding|transfer-encoding).*")) {
+      // Netty 4.2.15+ refuses such framing in its decoder (request smuggling): the same answer refuseUnknownFraming gives
+      error = ApiError.badRequest("malformed_request", "Transfer-Encoding",
+        "the body's length is unknown: the last transfer coding must be chunked");
     } else {
       error = ApiError.badRequest("malformed_request", null, "the request is not valid HTTP/1.1");
     }

@@ -25,7 +25,6 @@ import io.vertx.ext.web.RoutingContext;
 
 import java.util.Base64;
 import java.util.List;
-import java.util.Locale;
 import java.util.function.Supplier;
 
 /**
@@ -70,9 +69,6 @@ final class IncrementRoutes {
   void single(RoutingContext ctx) {
     // the query is decoded now, in the router's chain: a malformed one is refused as the router refuses it (400)
     ctx.queryParams();
-    if (refusedFormData(ctx)) {
-      return;
-    }
     bodies.read(ctx.request(), maxBodyBytes, true, body -> single(ctx, body));
   }
 
@@ -119,9 +115,6 @@ final class IncrementRoutes {
   /** {@code POST /v1/increments}: a JSON array or NDJSON of {@code {"type","id","delta"}}; all validated first. */
   void batch(RoutingContext ctx) {
     ctx.queryParams();
-    if (refusedFormData(ctx)) {
-      return;
-    }
     bodies.read(ctx.request(), maxBodyBytes, true, body -> batch(ctx, body));
   }
 
@@ -205,7 +198,7 @@ final class IncrementRoutes {
     NamespaceOptions namespace;
     Increment increment;
     try {
-      namespace = beaconNamespace(ctx.pathParam("type"));
+      namespace = beaconNamespace(ctx.pathParam("type"), Boolean.TRUE.equals(ctx.get(BearerAuth.BEACON_AUTHORIZED)));
       increment = beaconIncrement(namespace, ctx.pathParam("id"));
     } catch (ApiError e) {
       if (ctx.request().isEnded()) {
@@ -219,10 +212,13 @@ final class IncrementRoutes {
     bodies.read(ctx.request(), maxBeaconBodyBytes, false, body -> takeBeacon(namespace, increment, ctx.request()));
   }
 
-  /** The namespace of a beacon: declared and public, else the error to answer. */
-  NamespaceOptions beaconNamespace(String type) {
+  /**
+   * The namespace of a beacon: declared and public (or not public, with a token carrying the {@code beacon} right:
+   * {@code authorized}), else the error to answer.
+   */
+  NamespaceOptions beaconNamespace(String type, boolean authorized) {
     NamespaceOptions namespace = rules.namespace(type);
-    if (!namespace.isPublic()) {
+    if (!namespace.isPublic() && !authorized) {
       throw new ApiError(403, "namespace_not_public", "namespace '" + namespace.getName()
         + "' does not take beacons", "type");
     }
@@ -267,17 +263,6 @@ final class IncrementRoutes {
     } else {
       response.setStatusCode(204).end();
     }
-  }
-
-  /** A multipart/form-data body is never JSON: refused on the header, before a byte of it is read. */
-  private boolean refusedFormData(RoutingContext ctx) {
-    String contentType = ctx.request().getHeader("Content-Type");
-    if (contentType != null && contentType.toLowerCase(Locale.ROOT).startsWith("multipart/form-data")) {
-      bodies.refuse(ctx.request(), new ApiError(415, "unsupported_media_type",
-        "the body must be JSON (or NDJSON), not multipart/form-data", "Content-Type"));
-      return true;
-    }
-    return false;
   }
 
   /** The body of a single increment, {@code {"delta": n, "at": "…"}} (both optional); null when empty. */

@@ -96,9 +96,10 @@ public class IngestVerticle extends VerticleBase {
     HttpServerOptions options = new HttpServerOptions()
       .setHost(config.getHttp().getHost()).setPort(config.getHttp().listenPort())
       .setTcpNoDelay(true).setCompressionSupported(false)
-      // HTTP/1.1 only: with cleartext HTTP/2 on, Vert.x waits for a connection's first bytes to tell the protocols apart
-      // before it reports the connection, so a silent connection escaped the connection caps and the header deadline
-      .setHttp2ClearTextEnabled(false)
+      // HTTP/1.1 only unless http.h2c: with cleartext HTTP/2 on, Vert.x waits for a connection's first bytes to tell the
+      // protocols apart before it reports the connection, so a silent connection escapes the connection caps and the
+      // header deadline (README, Security)
+      .setHttp2ClearTextEnabled(config.getHttp().isH2c())
       .setMaxHeaderSize(config.getLimits().getMaxHeaderBytes())
       .setMaxInitialLineLength(Math.max(512, config.getLimits().getMaxHeaderBytes() / 2))
       .setIdleTimeout(config.getLimits().getIdleTimeoutSeconds()).setIdleTimeoutUnit(TimeUnit.SECONDS);

@@ -31,18 +31,25 @@ public final class ConfigSummary {
     summary.put("request_timeout_ms", config.getLimits().getRequestTimeoutMs());
     summary.put("read_verticles", config.getReads().getInstances());
     summary.put("read_cache_ms", config.getReads().getCacheMillis());
-    summary.put("auth", config.getAuth().isEnabled() ? "tokens" : "off");
+    summary.put("auth", config.getAuth().isEnabled() ? "tokens" : config.getAuth().isAnonymous() ? "anonymous" : "off");
     summary.put("shutdown_timeout_ms", config.getShutdownTimeoutMs());
     summary.put("namespaces", config.getNamespaces().values().stream()
       .map(ConfigSummary::describe).collect(Collectors.joining(" ")));
     return summary;
   }
 
-  /** {@code transport}: epoll where Netty's native transport loaded, else nio. */
+  /**
+   * {@code transport}: epoll where Netty's native transport loaded, else nio. A network bind without tokens (asked for
+   * with {@code auth.anonymous}) makes it a warning: every route is open to whoever reaches the port.
+   */
   public static void logStart(Logger log, GatewayConfig config, int port, int ingestVerticles, String transport) {
-    LoggingEventBuilder event = log.atInfo().addKeyValue("event", "start").addKeyValue("transport", transport);
+    boolean open = !config.getAuth().isEnabled() && !config.getHttp().isLoopback();
+    LoggingEventBuilder event = (open ? log.atWarn() : log.atInfo()).addKeyValue("event", "start")
+      .addKeyValue("transport", transport);
     of(config, port, ingestVerticles).forEach(event::addKeyValue);
-    event.log("counter-gateway listening on http://{}:{}", config.getHttp().getHost(), port);
+    event.log(open ? "counter-gateway listening on http://{}:{} WITHOUT AUTHENTICATION (auth.anonymous: true): anyone "
+      + "who reaches this port may write, reset and read counters" : "counter-gateway listening on http://{}:{}",
+      config.getHttp().getHost(), port);
   }
 
   private static String describe(NamespaceOptions namespace) {

@@ -54,7 +54,8 @@ abstract class GatewayContractTest {
   }
 
   Future<HttpResponse<Buffer>> increment(String type, String id, String body) {
-    return fixture.http.post("/v1/counters/" + type + "/" + id + "/increments").sendBuffer(Buffer.buffer(body));
+    return fixture.http.post("/v1/counters/" + type + "/" + id + "/increments")
+      .putHeader("Content-Type", "application/json").sendBuffer(Buffer.buffer(body));
   }
 
   /** {@code clients} concurrent clients, each sending {@code perClient} increments one after another. */
@@ -312,9 +313,11 @@ abstract class GatewayContractTest {
   void badInputIsRefused(Refusal refusal) {
     String id = unique("refused");
     long rowsBefore = await(fixture.rowsInTable());
-    HttpResponse<Buffer> response = await(fixture.http.request(io.vertx.core.http.HttpMethod.valueOf(refusal.method()),
-        refusal.path().replace("{id}", id))
-      .sendBuffer(Buffer.buffer(refusal.body().replace("{id}", id))));
+    var request = fixture.http.request(io.vertx.core.http.HttpMethod.valueOf(refusal.method()), refusal.path().replace("{id}", id));
+    if (!refusal.body().isEmpty()) {
+      request.putHeader("Content-Type", "application/json");
+    }
+    HttpResponse<Buffer> response = await(request.sendBuffer(Buffer.buffer(refusal.body().replace("{id}", id))));
     assertThat(response.statusCode()).isEqualTo(refusal.status());
     assertThat(response.getHeader("Content-Type")).isEqualTo("application/json");
     JsonObject error = response.bodyAsJsonObject();
@@ -435,7 +438,8 @@ abstract class GatewayContractTest {
       .put("delta", 5).put("ack", "commit"));
     assertThat(committed.getHeader("Content-Type")).isEqualTo("application/json");
 
-    HttpResponse<Buffer> badJson = await(fixture.http.post(path).sendBuffer(Buffer.buffer("{\"delta\":")));
+    HttpResponse<Buffer> badJson = await(fixture.http.post(path).putHeader("Content-Type", "application/json")
+      .sendBuffer(Buffer.buffer("{\"delta\":")));
     assertThat(badJson.statusCode()).isEqualTo(400);
     assertThat(badJson.bodyAsJsonObject().getString("field")).isEqualTo("body");
     HttpResponse<Buffer> unknown = await(fixture.http.post("/v1/counters/nosuch/" + id + "/increments").send());

@@ -111,7 +111,7 @@ final class IncrementLoad {
     outcomes.add(outcome);
     outcome.sentAt = System.nanoTime();
     client.post("/v1/counters/" + type + "/" + outcome.id + "/increments" + (accepted ? "?ack=accepted" : ""))
-      .timeout(CLIENT_TIMEOUT_MS)
+      .timeout(CLIENT_TIMEOUT_MS).putHeader("Content-Type", "application/json")
       .sendBuffer(BODY)
       .onComplete(result -> {
         long pauseMs;

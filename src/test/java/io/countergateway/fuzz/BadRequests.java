@@ -430,7 +430,7 @@ final class BadRequests {
       String target = "/v1/counters/" + ns() + "/" + enc(goodId()) + "/increments";
       // framing cases get a body that cannot be read as a chunk size either, so no reading of it waits for more bytes
       byte[] body = kind == 3 || kind == 4 ? utf8("{\"delta\":0}") : badSingleBodyBytes();
-      String std = "Host: 127.0.0.1\r\nAuthorization: Bearer " + WRITE_TOKEN + "\r\nConnection: close\r\n";
+      String std = "Host: 127.0.0.1\r\nAuthorization: Bearer " + WRITE_TOKEN + "\r\nContent-Type: application/json\r\nConnection: close\r\n";
       String message = switch (kind) {
         case 0 -> pick("GARBAGE", "GET", "GET /", "/v1/increments HTTP/1.1", "POST  " + target + "  HTTP/1.1",
           "POST " + target + " HTTP/1.1 extra", "POST\t" + target + "\tHTTP/1.1", "HTTP/1.1 200 OK", "P\u0000ST " + target
@@ -870,6 +870,13 @@ final class BadRequests {
         List<String[]> withToken = new ArrayList<>(headers);
         withToken.add(new String[] {"Authorization", "Bearer " + WRITE_TOKEN});
         headers = withToken;
+      }
+      if (method == HttpMethod.POST && body.length > 0 && (uri.startsWith("/v1/increments") || uri.startsWith("/v1/counters/"))
+        && headers.stream().noneMatch(header -> header[0].equalsIgnoreCase("Content-Type"))) {
+        // a JSON client declares its body (one that does not is refused 415 before the body is read): fuzz what follows
+        List<String[]> declared = new ArrayList<>(headers);
+        declared.add(new String[] {"Content-Type", "application/json"});
+        headers = declared;
       }
       return FuzzCase.http(index, category, method, uri, headers, body, expected);
     }

@@ -86,7 +86,8 @@ class HotRoutesMatchRouterIT {
 
   private GatewayConfig config(String table) {
     JsonObject config = GatewayFixture.baseConfig(database, table);
-    config.getJsonObject("http").put("corsOrigins", new JsonArray().add("https://shop.example"));
+    config.getJsonObject("http").put("corsOrigins", new JsonArray().add("https://shop.example"))
+      .put("allowedOrigins", new JsonArray().add("https://shop.example"));
     config.put("batching", new JsonObject().put("maxDelayMs", 1));
     return GatewayConfig.fromJson(config);
   }
@@ -156,6 +157,15 @@ class HotRoutesMatchRouterIT {
     requests.add(post("/v1/counters/likes/a/increments", host, "text/plain", "{\"delta\":4}"));
     requests.add(post("/v1/counters/likes/a/increments", host, "application/x-www-form-urlencoded", "delta=4"));
     requests.add(post("/v1/counters/likes/a/increments", host, "multipart/form-data; boundary=x", "--x--"));
+    // cross-site writes: a foreign, listed or own Origin, a body of no type, an empty body of a form's type, NDJSON
+    requests.add(post("/v1/counters/likes/a/increments", host + "Origin: https://evil.example\r\n", "application/json", "{\"delta\":4}"));
+    requests.add(post("/v1/counters/likes/a/increments", host + "Origin: https://shop.example\r\n", "application/json", "{\"delta\":4}"));
+    requests.add(post("/v1/counters/likes/a/increments", host + "Origin: http://gateway.test\r\n", "application/json", "{\"delta\":4}"));
+    requests.add(post("/v1/counters/likes/a/increments", host + "Origin: null\r\n", null, ""));
+    requests.add(post("/v1/counters/likes/a/increments", host, null, "{\"delta\":4}"));
+    requests.add(post("/v1/counters/likes/a/increments", host, "text/plain", ""));
+    requests.add(post("/v1/counters/likes/a/increments", host, "application/x-ndjson", "{\"delta\":4}"));
+    requests.add(post("/v1/counters/likes/a/increments", host, "Application/JSON; charset=utf-8", "{\"delta\":4}"));
     requests.add(post("/v1/counters/nosuch/a/increments", host, null, ""));
     requests.add(post("/v1/counters/likes/" + "y".repeat(300) + "/increments", host, null, ""));
     requests.add(post("/v1/counters/likes/a%2Fb/increments", host, null, ""));

@@ -37,6 +37,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 import javax.xml.parsers.DocumentBuilderFactory;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -142,6 +143,7 @@ class KubernetesManifestsTest {
       assertThat(pod.getInitContainers()).contains(gateway);
       assertThat(gateway.getRestartPolicy()).as("native sidecar").isEqualTo("Always");
       assertThat(config.getHttp().getHost()).as("the sidecar binds loopback").isEqualTo("127.0.0.1");
+      assertThat(config.getHttp().isLoopback()).as("the sidecar needs no tokens").isTrue();
       List<String> urls = pod.getContainers().stream().flatMap(KubernetesManifestsTest::urlsOf).toList();
       assertThat(urls).isNotEmpty().allSatisfy(url -> {
         URI uri = URI.create(url);
@@ -150,6 +152,7 @@ class KubernetesManifestsTest {
         assertThat(uri.getPath().isEmpty() || routes.contains(uri.getPath())).as(url).isTrue();
       });
     } else {
+      assertThat(config.getAuth().isEnabled()).as("a gateway behind a Service carries tokens, never anonymous").isTrue();
       checkServiceAndScaling(objects, workloads.get(0), template, gateway, config);
     }
   }
@@ -214,7 +217,8 @@ class KubernetesManifestsTest {
     Map<String, String> variables = env.entrySet().stream().filter(entry -> entry.getKey().startsWith("CG_"))
       .collect(Collectors.toMap(Map.Entry::getKey, Map.Entry::getValue));
     JsonObject merged = ConfigLoader.applyEnvironment(raw, variables);
-    // secret files exist only in the pod: check each is a mounted Secret's item, then read the rest without them
+    // secret files exist only in the pod: check each is a mounted Secret's item, then read the rest with a stand-in of
+    // the Secret's shape (a network bind without tokens would rightly refuse to start)
     for (String key : List.of("database.passwordFile", "auth.tokensFile")) {
       String[] path = key.split("\\.");
       JsonObject section = merged.getJsonObject(path[0]);
@@ -225,10 +229,22 @@ class KubernetesManifestsTest {
         assertThat(volume.getSecret()).as(key + " is a mounted Secret").isNotNull();
         assertThat(volume.getSecret().getItems()).as(key)
           .anySatisfy(item -> assertThat(item.getPath()).isEqualTo(secretPath.getFileName().toString()));
-        section.put(path[1], "");
+        section.put(path[1], standInSecret(key));
       }
     }
     return GatewayConfig.fromJson(merged);
+  }
+
+  /** A file such as the Secret behind {@code key} mounts: a password, or one token line. */
+  private static String standInSecret(String key) {
+    try {
+      Path file = Files.createTempFile("stand-in-secret", "");
+      file.toFile().deleteOnExit();
+      Files.writeString(file, key.startsWith("auth.") ? "stand-in-token-0123456789:write\n" : "stand-in-password\n");
+      return file.toString();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
   }
 
   private static Set<String> routes(GatewayConfig config) {

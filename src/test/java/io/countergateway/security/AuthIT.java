@@ -49,6 +49,9 @@ class AuthIT {
     if (token != null) {
       request.putHeader("Authorization", "Bearer " + token);
     }
+    if (!body.isEmpty()) {
+      request.putHeader("Content-Type", "application/json");
+    }
     return await(request.sendBuffer(Buffer.buffer(body)));
   }
 

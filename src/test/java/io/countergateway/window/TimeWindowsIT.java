@@ -125,7 +125,7 @@ class TimeWindowsIT {
       HttpResponse<Buffer> plain = increment(gateway, "likes", id, new JsonObject().put("at", "2026-11-22T10:00:00Z"));
       assertThat(plain.statusCode()).isEqualTo(400);
       assertThat(plain.bodyAsJsonObject().getString("field")).isEqualTo("at");
-      HttpResponse<Buffer> batch = await(gateway.http.post("/v1/increments").sendBuffer(new JsonArray()
+      HttpResponse<Buffer> batch = await(gateway.http.post("/v1/increments").putHeader("Content-Type", "application/json").sendBuffer(new JsonArray()
         .add(new JsonObject().put("type", "views").put("id", id))
         .add(new JsonObject().put("type", "views").put("id", id).put("at", "2027-01-01T00:00:00Z")).toBuffer()));
       assertThat(batch.statusCode()).as("a batch is refused whole").isEqualTo(400);
