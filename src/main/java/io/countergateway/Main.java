@@ -62,7 +62,8 @@ public final class Main implements Callable<Integer> {
     }
     LogSetup.apply(config.getLogging());
     if (config.getCluster().isEnabled()) {
-      closeVertx(vertx, FAILED_START_CLOSE_SECONDS, false);
+      // the clustered Vert.x replaces the local one, which holds nothing yet
+      closeVertx(vertx, CLOSE_TIMEOUT_SECONDS, false);
       try {
         vertx = await(EventBusCluster.join(config.getCluster()));
       } catch (Exception e) {
