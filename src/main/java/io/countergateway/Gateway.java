@@ -1,5 +1,6 @@
 package io.countergateway;
 
+import io.countergateway.StartFailures.StartFailure;
 import io.countergateway.cluster.ReplicaLanes;
 import io.countergateway.runtime.GatewayServices;
 import io.countergateway.runtime.GatewayState;
@@ -56,7 +57,12 @@ public final class Gateway {
     GatewayServices services = new GatewayServices(config, new GatewayState(), registry, clock);
     GatewayMeters.register(registry, services.state(), config.getNamespaces().keySet());
     Gateway gateway = new Gateway(vertx, services);
-    return gateway.createSchema()
+    // one connection first: a database that is not there, speaks another protocol or refuses the credentials stops
+    // the start at once, with a line naming the key to fix (StartFailures), before any pool retries or waits
+    return SqlStores.probe(vertx, config.getDatabase(), StartFailures.DATABASE_PROBE_MS)
+      .recover(failure -> Future.failedFuture(new StartFailure(StartFailures.database(failure, config.getDatabase()),
+        failure)))
+      .compose(v -> gateway.createSchema())
       .timeout(START_TIMEOUT_SECONDS, TimeUnit.SECONDS)
       .compose(v -> ReplicaLanes.lease(vertx, config, ingestInstances(config)).timeout(START_TIMEOUT_SECONDS, TimeUnit.SECONDS))
       .compose(lanes -> {
@@ -70,6 +76,8 @@ public final class Gateway {
           gateway.lanes.release(); // a replica that did not start must not keep renewing lanes
         }
       })
+      .recover(failure -> Future.failedFuture(failure instanceof StartFailure ? failure
+        : new StartFailure(StartFailures.starting(failure, config), failure)))
       .map(gateway);
   }
 

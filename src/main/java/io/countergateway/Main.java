@@ -1,7 +1,6 @@
 package io.countergateway;
 
 import io.countergateway.cluster.EventBusCluster;
-import io.countergateway.config.ConfigException;
 import io.countergateway.config.ConfigLoader;
 import io.countergateway.config.DatabaseOptions;
 import io.countergateway.config.GatewayConfig;
@@ -19,7 +18,10 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import sun.misc.Signal;
 
+import java.io.IOException;
+import java.io.InputStream;
 import java.nio.file.Path;
+import java.util.Properties;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
@@ -28,18 +30,22 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /** {@code java -jar counter-gateway.jar [--config conf/gateway.yaml]}: runs the gateway until SIGTERM or SIGINT. */
-@Command(name = "counter-gateway", mixinStandardHelpOptions = true,
+@Command(name = "counter-gateway", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
   description = "Takes counter increments over HTTP and the event bus and writes them as batched slotted upserts.")
 public final class Main implements Callable<Integer> {
   private static final Logger LOG = LoggerFactory.getLogger(Main.class);
   private static final long CLOSE_TIMEOUT_SECONDS = 10;
+  /** A start that failed has nothing pending: Vert.x gets this long to close, shutdown hooks as long again. */
+  private static final long FAILED_START_CLOSE_SECONDS = 3;
+  /** What shutdown hooks get once the process is told to exit. */
+  private static final long EXIT_SECONDS = 3;
 
   @Option(names = {"-c", "--config"}, description = "YAML configuration file (default: ${DEFAULT-VALUE}); "
     + "every key can be overridden by a CG_* environment variable", defaultValue = "${env:CG_CONFIG:-conf/gateway.yaml}")
   private String configPath;
 
   public static void main(String[] args) {
-    System.exit(new CommandLine(new Main()).execute(args));
+    exit(new CommandLine(new Main()).execute(args));
   }
 
   @Override
@@ -49,24 +55,32 @@ public final class Main implements Callable<Integer> {
     GatewayConfig config;
     try {
       config = await(ConfigLoader.load(vertx, configPath));
-    } catch (ConfigException e) {
-      System.err.println("configuration error: " + e.getMessage());
-      await(vertx.close());
-      return 2;
+    } catch (Exception e) {
+      // the file's logging section is out of reach: the line follows CG_LOGGING_FORMAT, as the file would have
+      LogSetup.apply(ConfigLoader.loggingFromEnvironment());
+      return refuseStart(vertx, 2, StartFailures.configFile(e, configPath), e);
     }
     LogSetup.apply(config.getLogging());
     if (config.getCluster().isEnabled()) {
-      await(vertx.close());
+      // the clustered Vert.x replaces the local one, which holds nothing yet
+      closeVertx(vertx, CLOSE_TIMEOUT_SECONDS, false);
       try {
         vertx = await(EventBusCluster.join(config.getCluster()));
       } catch (Exception e) {
-        System.err.println("cannot join the cluster: " + e);
-        return 1;
+        return refuseStart(null, 1, "cluster.host / cluster.port / cluster.members: cannot join the cluster '"
+          + config.getCluster().getName() + "' as " + config.getCluster().getHost() + ":" + config.getCluster().getPort()
+          + ": " + StartFailures.cause(e), e);
       }
       LOG.info("joined cluster '{}' as {}:{}", config.getCluster().getName(), config.getCluster().getHost(),
         config.getCluster().getPort());
     }
-    EmbeddedPostgresServer embedded = startEmbeddedDatabase(config.getDatabase());
+    EmbeddedPostgresServer embedded;
+    try {
+      embedded = startEmbeddedDatabase(config.getDatabase());
+    } catch (RuntimeException e) {
+      return refuseStart(vertx, 1, "database.dataDir: the embedded PostgreSQL did not start in "
+        + config.getDatabase().getDataDir() + ": " + StartFailures.cause(e), e);
+    }
     if (embedded != null) {
       config = config.withDatabase(config.getDatabase().withEndpoint("127.0.0.1", embedded.port(), embedded.user()));
     }
@@ -74,9 +88,11 @@ public final class Main implements Callable<Integer> {
     try {
       gateway = await(Gateway.start(vertx, config, registry));
     } catch (Exception e) {
-      System.err.println("cannot start: " + e);
-      await(vertx.close());
-      return 1;
+      int code = refuseStart(vertx, 1, StartFailures.starting(e, config), e);
+      if (embedded != null) {
+        embedded.close();
+      }
+      return code;
     }
 
     CountDownLatch stopped = new CountDownLatch(1);
@@ -92,7 +108,8 @@ public final class Main implements Callable<Integer> {
     Signal.handle(new Signal("TERM"), signal -> shutdown.run());
     Signal.handle(new Signal("INT"), signal -> shutdown.run());
     stopped.await();
-    closeVertx(running);
+    // everything is flushed by now
+    closeVertx(running, CLOSE_TIMEOUT_SECONDS, true);
     if (embedded != null) {
       embedded.close();
     }
@@ -101,18 +118,54 @@ public final class Main implements Callable<Integer> {
   }
 
   /**
-   * Everything is flushed by now. Closing Vert.x (and leaving the cluster) is bounded: a pool that lost a request
-   * to the 5.0.10 pool's cancel-path NullPointerException never finishes closing, and neither would the process.
+   * A start that failed: one line naming what to fix (also as a JSON line under logging.format json), the stack at
+   * DEBUG only, Vert.x closed within a bound, then {@code code}.
    */
-  private static void closeVertx(Vertx vertx) {
+  private static int refuseStart(Vertx vertx, int code, String line, Throwable cause) {
+    LOG.atError().addKeyValue("event", "start_failed").log(line);
+    LOG.debug("what stopped the start", cause);
+    if (vertx != null) {
+      closeVertx(vertx, FAILED_START_CLOSE_SECONDS, false);
+    }
+    return code;
+  }
+
+  /**
+   * Ends the process with {@code code}. Shutdown hooks (the embedded databases', the cluster's) run, but get
+   * {@link #EXIT_SECONDS}: whatever they wait for, the process is gone then.
+   */
+  private static void exit(int code) {
+    Thread halt = new Thread(() -> {
+      try {
+        Thread.sleep(TimeUnit.SECONDS.toMillis(EXIT_SECONDS));
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      Runtime.getRuntime().halt(code);
+    }, "exit-bound");
+    halt.setDaemon(true);
+    halt.start();
+    System.exit(code);
+  }
+
+  /**
+   * Closing Vert.x (and leaving the cluster) is bounded: a pool that lost a request to the 5.0.10 pool's cancel-path
+   * NullPointerException never finishes closing, and neither would the process. {@code warn}: say so when it did
+   * not close (after a run; a failed start has said its line already).
+   */
+  private static void closeVertx(Vertx vertx, long seconds, boolean warn) {
     try {
-      vertx.close().toCompletionStage().toCompletableFuture().get(CLOSE_TIMEOUT_SECONDS, TimeUnit.SECONDS);
+      vertx.close().toCompletionStage().toCompletableFuture().get(seconds, TimeUnit.SECONDS);
     } catch (TimeoutException e) {
-      LOG.warn("Vert.x did not close within {} s; exiting anyway (nothing is pending)", CLOSE_TIMEOUT_SECONDS);
+      if (warn) {
+        LOG.warn("Vert.x did not close within {} s; exiting anyway (nothing is pending)", seconds);
+      }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     } catch (ExecutionException e) {
-      LOG.warn("closing Vert.x failed: {}", e.getCause().toString());
+      if (warn) {
+        LOG.warn("closing Vert.x failed: {}", e.getCause().toString());
+      }
     }
   }
 
@@ -123,6 +176,20 @@ public final class Main implements Callable<Integer> {
     Path dataDir = Path.of(database.getDataDir()).toAbsolutePath().normalize();
     LOG.info("starting embedded PostgreSQL with data in {}", dataDir);
     return EmbeddedPostgresServer.start(dataDir, database.getPort(), database.getName());
+  }
+
+  /** {@code --version}: the project's version, written into {@code version.properties} by the build. */
+  static final class Version implements CommandLine.IVersionProvider {
+    @Override
+    public String[] getVersion() throws IOException {
+      Properties properties = new Properties();
+      try (InputStream in = Main.class.getResourceAsStream("/version.properties")) {
+        if (in != null) {
+          properties.load(in);
+        }
+      }
+      return new String[] {"counter-gateway " + properties.getProperty("version", "unknown")};
+    }
   }
 
   static <T> T await(Future<T> future) throws Exception {

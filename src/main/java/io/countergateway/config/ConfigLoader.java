@@ -46,6 +46,25 @@ public final class ConfigLoader {
   }
 
   /**
+   * The logging options the environment sets ({@code CG_LOGGING_FORMAT}, {@code CG_LOGGING_LEVEL}), for a start whose
+   * file could not be read; a value that is not valid leaves the default.
+   */
+  public static LoggingOptions loggingFromEnvironment() {
+    JsonObject logging = new JsonObject();
+    for (ConfigKey<String> key : List.of(LoggingOptions.FORMAT, LoggingOptions.LEVEL)) {
+      String value = System.getenv(envName(key.name()));
+      if (value != null) {
+        logging.put(key.localName(), value);
+      }
+    }
+    try {
+      return LoggingOptions.fromJson(logging);
+    } catch (ConfigException badValue) {
+      return LoggingOptions.fromJson(new JsonObject());
+    }
+  }
+
+  /**
    * Returns a copy of {@code raw} with every {@code CG_*} variable laid over it.
    *
    * @throws ConfigException for a {@code CG_*} variable that names no configuration key

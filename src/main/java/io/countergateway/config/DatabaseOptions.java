@@ -33,7 +33,7 @@ public final class DatabaseOptions {
   public static final ConfigKey<String> PASSWORD = KEYS.define("password", STRING, "", any(),
     "the password (never logged); usually from `CG_DATABASE_PASSWORD`");
   public static final ConfigKey<String> PASSWORD_FILE = KEYS.defineOptional("passwordFile", STRING, any(),
-    "a file holding the password (a mounted secret); wins over `password`");
+    "a file holding the password (a mounted secret), instead of `password`");
   public static final ConfigKey<String> TABLE = KEYS.define("table", STRING, "slotted_counters", identifier(),
     "the counters table (flush ids go to `<table>_flushes`)");
   /** Kept across restarts. */

@@ -98,7 +98,7 @@ public final class HttpApi {
   private static Routes routes(Vertx vertx, GatewayServices services, WritePath writes, HttpRouteMeters meters,
                                UniqueVisitors uniques) {
     Router router = Router.router(vertx);
-    router.route().handler(meters::begin).handler(HttpApi::refuseUnknownFraming);
+    router.route().handler(HttpApi::headAsGet).handler(meters::begin).handler(HttpApi::refuseUnknownFraming);
     CounterClient client = new CounterClient(vertx, services.config().getLimits().getRequestTimeoutMs());
     BodyReader bodies = new BodyReader(vertx, edgeLimits(services), services.config().getLimits().getBodyTimeoutMs());
     ClientLimits clients = services.state().shared(ClientLimits.class,
@@ -197,6 +197,27 @@ public final class HttpApi {
   }
 
   /**
+   * HEAD is answered as the GET of the same URI would be, without its body (Vert.x writes none on a HEAD, but keeps the
+   * GET's Content-Length): the request is routed again as a GET, marked so that the beacon counts nothing for it.
+   */
+  private static void headAsGet(RoutingContext ctx) {
+    String path = ctx.request().path();
+    if (ctx.request().method() == HttpMethod.HEAD && path != null && path.startsWith("/")) {
+      ctx.put(HttpRouteMeters.HEAD_AS_GET, Boolean.TRUE);
+      // path and query, not uri(): a request line in absolute form (http://host/path) is valid HTTP too
+      String query = ctx.request().query();
+      ctx.reroute(HttpMethod.GET, path + (query == null ? "" : "?" + query));
+      return;
+    }
+    ctx.next();
+  }
+
+  /** Whether this request is a HEAD routed as its GET: it gets the GET's answer, and changes nothing. */
+  static boolean isHead(RoutingContext ctx) {
+    return Boolean.TRUE.equals(ctx.get(HttpRouteMeters.HEAD_AS_GET));
+  }
+
+  /**
    * A Transfer-Encoding whose last coding is not chunked leaves the body's length unknown (RFC 9112 §6.3: 400 and
    * close). Netty reads such a request as having no body, which an increment takes as delta 1, and would read the
    * body's bytes as the next request.
@@ -253,7 +274,7 @@ public final class HttpApi {
       "the Origin is not allowed by http.corsOrigins", "Origin")));
     router.errorHandler(404, ctx -> Responses.error(ctx, new ApiError(404, "not_found", "no such route", null)));
     router.errorHandler(405, ctx -> Responses.error(ctx, new ApiError(405, "method_not_allowed",
-      "this route does not take " + ctx.request().method(), null)));
+      "this route does not take " + (isHead(ctx) ? HttpMethod.HEAD : ctx.request().method()), null)));
     router.errorHandler(413, ctx -> Responses.error(ctx, new ApiError(413, "body_too_large",
       "the body exceeds limits.maxBodyBytes", "body")));
     // the body handler refuses any Expect other than 100-continue with a bare-text 417

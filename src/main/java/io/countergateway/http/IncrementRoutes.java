@@ -208,6 +208,10 @@ final class IncrementRoutes {
       }
       return;
     }
+    if (HttpApi.isHead(ctx)) {
+      answerBeacon(ctx.request()); // what the GET would answer, and nothing counted
+      return;
+    }
     // a POST's body is read and dropped (never held), within beacon.maxBodyBytes and the body deadline
     bodies.read(ctx.request(), maxBeaconBodyBytes, false, body -> takeBeacon(namespace, increment, ctx.request()));
   }

@@ -1,31 +1,37 @@
 package io.countergateway.metrics;
 
-import io.micrometer.core.instrument.FunctionCounter;
-import io.micrometer.core.instrument.FunctionTimer;
+import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.Timer;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.HttpServerResponse;
 import io.vertx.ext.web.Route;
 import io.vertx.ext.web.RoutingContext;
 
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.LongAdder;
+import java.util.stream.Stream;
 
 /**
- * HTTP requests by route template, method and status, and their time to answer by route and method:
- * {@code gateway_http_requests_total} and {@code gateway_http_response_time_seconds}.
+ * HTTP requests by route template, method and status, and their time to answer as a histogram:
+ * {@code gateway_http_requests_total} and {@code gateway_http_response_time_seconds_bucket}.
  *
  * <p>Why not the metrics SPI's HTTP meters: vertx-micrometer-metrics looks each request's meters up in the registry
  * by their tags, four times per request, and that lookup cost the beacon route a sixth of its throughput (measured:
- * issue 10's note). Here each (route, method, status) resolves its meters once; later requests find them in a map
- * of this event loop. One instance per router, so per event loop, and used only there: no locks.
+ * issue 10's note). Here each (route, method, status) resolves its meters once per event loop; later requests find
+ * them in a map of this event loop. One instance per router, so per event loop, and its map used only there.
  */
 public final class HttpRouteMeters {
   /** Requests the router never matched (404, 405) or the HTTP decoder refused. */
   public static final String UNMATCHED = "unmatched";
+  /** Upper bounds of the response-time buckets: from a beacon's fraction of a millisecond to a request timing out. */
+  static final Duration[] RESPONSE_TIME_BUCKETS = Stream.of(1, 2, 5, 10, 25, 50, 100, 250, 500, 1_000, 2_500, 5_000,
+    10_000).map(Duration::ofMillis).toArray(Duration[]::new);
+  /** Routing-context key of a HEAD request the router routes as its GET: recorded as the HEAD it is. */
+  public static final String HEAD_AS_GET = "cg.headAsGet";
 
   private final MeterRegistry registry;
   private final Map<String, Map<Integer, Meters>> byRoute = new HashMap<>();
@@ -37,7 +43,8 @@ public final class HttpRouteMeters {
   /** The router's first handler: the request is recorded when its answer has been written (or its connection lost). */
   public void begin(RoutingContext ctx) {
     long started = System.nanoTime();
-    ctx.addEndHandler(ended -> record(routeOf(ctx), ctx.request().method(), ctx.response().getStatusCode(),
+    HttpMethod method = Boolean.TRUE.equals(ctx.get(HEAD_AS_GET)) ? HttpMethod.HEAD : ctx.request().method();
+    ctx.addEndHandler(ended -> record(routeOf(ctx), method, ctx.response().getStatusCode(),
       System.nanoTime() - started));
     ctx.next();
   }
@@ -53,8 +60,7 @@ public final class HttpRouteMeters {
     int methodIndex = methodIndex(method);
     Meters meters = byRoute.computeIfAbsent(route, r -> new HashMap<>())
       .computeIfAbsent(methodIndex * 1_000 + status, key -> new Meters(route, methodLabel(methodIndex, method), status));
-    meters.requests.increment();
-    meters.nanos.add(nanos);
+    meters.record(nanos);
   }
 
   private static String routeOf(RoutingContext ctx) {
@@ -82,22 +88,29 @@ public final class HttpRouteMeters {
   }
 
   /**
-   * Two adders read by the scrape: the request count (a counter, and the timer's count) and the total time. A
-   * function timer rather than a Timer: a Timer also keeps a decaying maximum, whose upkeep was most of this class's
-   * cost per request; the mean (sum ÷ count) and rates are what the dashboard reads.
+   * The request count and the time to answer as a histogram of fixed buckets: counts per bucket add up across event
+   * loops and pods, so {@code histogram_quantile} gives a p99 of the whole service, which quantiles computed in each
+   * process could not. Only these buckets, not Micrometer's percentile histogram of some seventy: a few series per
+   * route, method and status. A counter and a timer, not function meters over this instance's adders: every event
+   * loop's instance registers the same ids, and the registry keeps the first function meter and ignores (with a
+   * warning) the others' state, while a counter or timer registered again is the same one, shared.
    */
   private final class Meters {
-    final LongAdder requests = new LongAdder();
-    final LongAdder nanos = new LongAdder();
+    final Counter requests;
+    final Timer time;
 
     Meters(String route, String method, int status) {
       Tags tags = Tags.of("route", route, "method", method, "code", Integer.toString(status));
-      FunctionCounter.builder("gateway.http.requests", requests, LongAdder::doubleValue)
+      requests = Counter.builder("gateway.http.requests")
         .description("HTTP requests answered, by route template, method and status").tags(tags).register(registry);
-      FunctionTimer.builder("gateway.http.response.time", this, meters -> meters.requests.longValue(),
-          meters -> meters.nanos.doubleValue(), TimeUnit.NANOSECONDS)
+      time = Timer.builder("gateway.http.response.time")
         .description("time from a request's arrival to its answer written, by route template, method and status")
-        .tags(tags).register(registry);
+        .serviceLevelObjectives(RESPONSE_TIME_BUCKETS).tags(tags).register(registry);
+    }
+
+    void record(long nanos) {
+      requests.increment();
+      time.record(nanos, TimeUnit.NANOSECONDS);
     }
   }
 }

@@ -1,7 +1,5 @@
 package io.countergateway.metrics;
 
-import com.sun.management.OperatingSystemMXBean;
-import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.config.MeterFilter;
@@ -14,7 +12,6 @@ import io.vertx.micrometer.MetricsDomain;
 import io.vertx.micrometer.MicrometerMetricsFactory;
 import io.vertx.micrometer.MicrometerMetricsOptions;
 
-import java.lang.management.ManagementFactory;
 import java.util.EnumSet;
 import java.util.Set;
 
@@ -60,10 +57,7 @@ public final class VertxMetrics {
   /** A builder whose Vert.x reports into {@code registry}; build it local or clustered. */
   public static VertxBuilder builder(MeterRegistry registry) {
     registry.config().meterFilter(PROMETHEUS_NAMES);
-    if (ManagementFactory.getOperatingSystemMXBean() instanceof OperatingSystemMXBean os) {
-      FunctionCounter.builder("process.cpu", os, bean -> bean.getProcessCpuTime() / 1e9).baseUnit("seconds")
-        .description("CPU time used by the gateway's process").register(registry);
-    }
+    ProcessMeters.register(registry);
     return Vertx.builder().with(new VertxOptions().setMetricsOptions(options()).setPreferNativeTransport(true))
       .withMetrics(new MicrometerMetricsFactory(registry));
   }

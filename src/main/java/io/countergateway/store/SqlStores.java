@@ -1,14 +1,18 @@
 package io.countergateway.store;
 
 import io.countergateway.config.DatabaseOptions;
+import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.net.NetClientOptions;
 import io.vertx.mysqlclient.MySQLBuilder;
 import io.vertx.mysqlclient.MySQLConnectOptions;
+import io.vertx.mysqlclient.MySQLConnection;
 import io.vertx.pgclient.PgBuilder;
 import io.vertx.pgclient.PgConnectOptions;
+import io.vertx.pgclient.PgConnection;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.PoolOptions;
+import io.vertx.sqlclient.SqlConnection;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -83,10 +87,7 @@ public final class SqlStores {
     long lockWaitMs = Math.max(1_000, attemptTimeoutMs / 3);
     int serverIdleSeconds = (int) Math.max(MIN_SERVER_IDLE_SECONDS, 2 * attemptTimeoutMs / 1000);
     if (options.isPostgres()) {
-      PgConnectOptions connect = new PgConnectOptions()
-        .setHost(options.getHost()).setPort(options.getPort()).setDatabase(options.getName())
-        .setUser(options.getUser()).setPassword(options.getPassword())
-        .setCachePreparedStatements(true)
+      PgConnectOptions connect = pgConnectOptions(options)
         // session settings sent at start-up: the server gives up on a statement we no longer wait for, a flush
         // waiting on a row lock fails (55P03, retried on other slots) well before that, and the server notices a
         // vanished gateway by keepalive
@@ -97,11 +98,7 @@ public final class SqlStores {
         .addProperty("tcp_keepalives_count", "3");
       return () -> PgBuilder.pool().with(poolOptions).with(netOptions()).connectingTo(connect).using(vertx).build();
     }
-    MySQLConnectOptions connect = new MySQLConnectOptions()
-      .setHost(options.getHost()).setPort(options.getPort()).setDatabase(options.getName())
-      .setUser(options.getUser()).setPassword(options.getPassword())
-      .setCachePreparedStatements(true)
-      .setPipeliningLimit(MYSQL_PIPELINING_LIMIT);
+    MySQLConnectOptions connect = mySqlConnectOptions(options).setPipeliningLimit(MYSQL_PIPELINING_LIMIT);
     // A gateway that dies or is cut off between its upserts and COMMIT leaves its row locks — and its uncommitted
     // flush id, which the retry of the same flush must wait for — to the server until the session ends: wait_timeout
     // ends it (default 8 hours; here twice the attempt timeout). Our own flushes give up waiting for such a lock after
@@ -129,14 +126,42 @@ public final class SqlStores {
     PoolOptions poolOptions = new PoolOptions().setName(poolName).setMaxSize(poolSize)
       .setConnectionTimeout(CONNECT_TIMEOUT_MS).setConnectionTimeoutUnit(TimeUnit.MILLISECONDS);
     if (options.isPostgres()) {
-      return PgBuilder.pool().with(poolOptions).with(netOptions()).connectingTo(new PgConnectOptions()
-        .setHost(options.getHost()).setPort(options.getPort()).setDatabase(options.getName())
-        .setUser(options.getUser()).setPassword(options.getPassword())
-        .setCachePreparedStatements(true)).using(vertx).build();
+      return PgBuilder.pool().with(poolOptions).with(netOptions()).connectingTo(pgConnectOptions(options))
+        .using(vertx).build();
     }
-    return MySQLBuilder.pool().with(poolOptions).with(netOptions()).connectingTo(new MySQLConnectOptions()
+    return MySQLBuilder.pool().with(poolOptions).with(netOptions()).connectingTo(mySqlConnectOptions(options))
+      .using(vertx).build();
+  }
+
+  /**
+   * Opens one connection outside any pool and closes it: whether the configured server answers in the configured
+   * protocol and takes the credentials, before any pool is made. Bounded by {@code timeoutMs} whatever the server
+   * does: a PostgreSQL port waits for the client to speak first, as a MySQL client waits for the server, so a
+   * protocol mismatch in that direction is silence, and a 5.0.10 pool that times out waiting loses the failure
+   * (a NullPointerException in its cancel path) instead of reporting it.
+   */
+  public static Future<Void> probe(Vertx vertx, DatabaseOptions options, long timeoutMs) {
+    Future<? extends SqlConnection> connecting = options.isPostgres()
+      ? PgConnection.connect(vertx, pgConnectOptions(options))
+      : MySQLConnection.connect(vertx, mySqlConnectOptions(options));
+    // also a connection that is made only after the deadline
+    connecting.onSuccess(SqlConnection::close);
+    return connecting.<Void>mapEmpty().timeout(timeoutMs, TimeUnit.MILLISECONDS);
+  }
+
+  /** Where and as whom every PostgreSQL connection of the gateway connects. */
+  private static PgConnectOptions pgConnectOptions(DatabaseOptions options) {
+    return new PgConnectOptions()
       .setHost(options.getHost()).setPort(options.getPort()).setDatabase(options.getName())
       .setUser(options.getUser()).setPassword(options.getPassword())
-      .setCachePreparedStatements(true)).using(vertx).build();
+      .setCachePreparedStatements(true);
+  }
+
+  /** Where and as whom every MySQL / MariaDB connection of the gateway connects. */
+  private static MySQLConnectOptions mySqlConnectOptions(DatabaseOptions options) {
+    return new MySQLConnectOptions()
+      .setHost(options.getHost()).setPort(options.getPort()).setDatabase(options.getName())
+      .setUser(options.getUser()).setPassword(options.getPassword())
+      .setCachePreparedStatements(true);
   }
 }

@@ -1,15 +1,20 @@
 package io.countergateway.config;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import io.vertx.junit5.VertxExtension;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.Map;
 
 import static io.countergateway.testing.GatewayFixture.await;
@@ -101,6 +106,32 @@ class GatewayConfigTest {
   void namespacesRequired() {
     assertThatThrownBy(() -> GatewayConfig.fromJson(new JsonObject()))
       .isInstanceOf(ConfigException.class).hasMessageStartingWith("namespaces:");
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @ValueSource(strings = {"conf/gateway.yaml", "conf/postgres.yaml", "conf/mysql.yaml"})
+  @DisplayName("CG_DATABASE_PASSWORD_FILE gives the password with every shipped configuration file, as CG_DATABASE_PASSWORD does")
+  void passwordFileFromTheEnvironment(String path, @TempDir Path dir) throws Exception {
+    Path secret = dir.resolve("password");
+    Files.writeString(secret, "s3cret\n");
+    JsonObject shipped = new JsonObject(new ObjectMapper(new YAMLFactory()).readValue(Path.of(path).toFile(), Map.class));
+
+    GatewayConfig fromFile = GatewayConfig.fromJson(ConfigLoader.applyEnvironment(shipped,
+      Map.of("CG_DATABASE_PASSWORD_FILE", secret.toString())));
+    assertThat(fromFile.getDatabase().getPassword()).isEqualTo("s3cret");
+    GatewayConfig fromVariable = GatewayConfig.fromJson(ConfigLoader.applyEnvironment(shipped,
+      Map.of("CG_DATABASE_PASSWORD", "other")));
+    assertThat(fromVariable.getDatabase().getPassword()).isEqualTo("other");
+  }
+
+  @Test
+  @DisplayName("a password and a password file both given are refused naming both keys, never one silently ignored")
+  void passwordAndFileConflict(@TempDir Path dir) throws Exception {
+    Path secret = dir.resolve("password");
+    Files.writeString(secret, "s3cret");
+    JsonObject both = minimal().put("database", new JsonObject().put("password", "x").put("passwordFile", secret.toString()));
+    assertThatThrownBy(() -> GatewayConfig.fromJson(both)).isInstanceOf(ConfigException.class)
+      .hasMessage("database.passwordFile: set either database.password or database.passwordFile, not both");
   }
 
   private static JsonObject minimal() {

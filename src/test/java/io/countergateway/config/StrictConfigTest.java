@@ -59,17 +59,23 @@ class StrictConfigTest {
       .isEqualTo("2 configuration error: batching.maxDelayMz: unknown key (did you mean batching.maxDelayMs?)");
   }
 
-  /** The exit status and the standard error of {@code Main} run in its own JVM, as an operator starts it. */
+  /**
+   * The exit status and the message of the error lines of {@code Main} run in its own JVM, as an operator starts it
+   * (its log on standard output and error together, as a container's log has them).
+   */
   private static String runMain(Map<String, String> env, String... args) throws Exception {
     List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
       "-cp", System.getProperty("java.class.path"), "io.countergateway.Main"));
     command.addAll(List.of(args));
-    ProcessBuilder builder = new ProcessBuilder(command).redirectOutput(ProcessBuilder.Redirect.DISCARD);
+    ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
     builder.environment().keySet().removeIf(name -> name.startsWith(ConfigLoader.ENV_PREFIX));
     builder.environment().putAll(env);
     Process process = builder.start();
-    String errors = new String(process.getErrorStream().readAllBytes(), StandardCharsets.UTF_8).strip();
+    String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
     assertThat(process.waitFor(60, TimeUnit.SECONDS)).isTrue();
+    String errors = output.lines().filter(line -> line.contains(" ERROR "))
+      .map(line -> line.substring(line.indexOf(" - ") + 3).replace(" event=\"start_failed\"", "").strip())
+      .collect(java.util.stream.Collectors.joining("\n"));
     return process.exitValue() + " " + errors;
   }
 

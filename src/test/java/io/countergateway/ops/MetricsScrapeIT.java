@@ -48,7 +48,7 @@ class MetricsScrapeIT {
   }
 
   @Test
-  @DisplayName("/metrics carries HTTP requests by route template and status, pools, the JVM and the gateway's own meters")
+  @DisplayName("/metrics carries HTTP requests by route template and status with latency buckets, flush buckets, pools, the JVM, the process and the gateway's own meters")
   void exportsTheVertxAndJvmMeters() {
     assertThat(scrape)
       .contains("gateway_http_requests_total{")
@@ -56,6 +56,10 @@ class MetricsScrapeIT {
       .contains("code=\"200\"").contains("code=\"404\"")
       .contains("gateway_http_requests_total{code=\"404\",method=\"GET\",route=\"unmatched\"} 1.0")
       .contains("gateway_http_response_time_seconds_count{")
+      .containsPattern("gateway_http_response_time_seconds_bucket\\{[^}]*le=\"0\\.005\"")
+      .contains("gateway_flush_duration_seconds_bucket{")
+      .contains("process_resident_memory_bytes ").contains("process_open_fds ").contains("process_max_fds ")
+      .contains("process_start_time_seconds ")
       .contains("vertx_pool_")
       .contains("jvm_memory_used_bytes").contains("jvm_gc_").contains("jvm_threads_").contains("process_cpu_seconds_total")
       .contains("gateway_increments_taken_total").contains("gateway_flush_rows_total")

@@ -113,6 +113,15 @@ public final class GatewayProcess implements AutoCloseable {
     }
   }
 
+  /** Everything the process has written so far, standard output and error together. */
+  public List<String> logLines() {
+    try {
+      return Files.readAllLines(log);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
   public String logTail() {
     try {
       List<String> lines = Files.readAllLines(log);

@@ -1,0 +1,163 @@
+package io.countergateway;
+
+import io.countergateway.config.ConfigException;
+import io.countergateway.config.ConfigLoader;
+import io.countergateway.config.DatabaseOptions;
+import io.countergateway.config.GatewayConfig;
+import io.vertx.sqlclient.DatabaseException;
+import org.yaml.snakeyaml.error.Mark;
+import org.yaml.snakeyaml.error.MarkedYAMLException;
+
+import java.net.BindException;
+import java.net.ConnectException;
+import java.net.UnknownHostException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Set;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * What stopped a start, as the one line an operator reads: the key, the file or the endpoint at fault, and what to do.
+ * Every failure of a start is put into words here, so none reaches the operator as a stack trace or a bare exception
+ * name (the stack is logged at DEBUG).
+ */
+public final class StartFailures {
+  /** How long the database may take to accept one connection at start (see {@link io.countergateway.store.SqlStores#probe}). */
+  public static final long DATABASE_PROBE_MS = 10_000;
+  /** PostgreSQL: invalid_authorization_specification, invalid_password. */
+  private static final Set<String> PG_CREDENTIALS_REFUSED = Set.of("28000", "28P01");
+  /** MySQL / MariaDB: access denied for user, access denied to the database for user. */
+  private static final Set<Integer> MYSQL_CREDENTIALS_REFUSED = Set.of(1045, 1044, 1698);
+  private static final int MYSQL_UNKNOWN_DATABASE = 1049;
+  private static final String PG_UNKNOWN_DATABASE = "3D000";
+
+  private StartFailures() {
+  }
+
+  /** A start that stopped, with the line that says why; what {@code Gateway.start} fails with. */
+  public static final class StartFailure extends RuntimeException {
+    public StartFailure(String line, Throwable cause) {
+      super(line, cause);
+    }
+  }
+
+  /** The configuration file at {@code path} could not be loaded: missing, unreadable, not YAML, or a bad value. */
+  public static String configFile(Throwable failure, String path) {
+    if (failure instanceof ConfigException) {
+      return "configuration error: " + failure.getMessage();
+    }
+    Path file = Path.of(path).toAbsolutePath().normalize();
+    String ways = "; start from the directory that holds conf/, or name the file with --config or "
+      + ConfigLoader.CONFIG_FILE_VARIABLE;
+    if (!Files.exists(file)) {
+      return "configuration file " + file + " does not exist (working directory "
+        + Path.of("").toAbsolutePath() + ")" + ways;
+    }
+    if (Files.isDirectory(file)) {
+      return "configuration file " + file + " is a directory" + ways;
+    }
+    if (!Files.isReadable(file)) {
+      return "configuration file " + file + " cannot be read by user " + System.getProperty("user.name")
+        + ": make it readable (chmod/chown) or name another file with --config";
+    }
+    MarkedYAMLException yaml = find(failure, MarkedYAMLException.class);
+    if (yaml != null) {
+      Mark mark = yaml.getProblemMark() != null ? yaml.getProblemMark() : yaml.getContextMark();
+      String where = mark == null ? "" : " at line " + (mark.getLine() + 1) + ", column " + (mark.getColumn() + 1);
+      return "configuration file " + file + " is not valid YAML" + where + ": " + oneLine(yaml.getProblem())
+        + "; fix the file (a value holding ': ', ' #' or starting with a special character needs quotes)";
+    }
+    return "configuration file " + file + " could not be read: " + oneLine(rootCause(failure).toString());
+  }
+
+  /** The database of {@code database} could not be reached, or did not take the gateway's first connection. */
+  public static String database(Throwable failure, DatabaseOptions database) {
+    if (failure instanceof StartFailure || failure instanceof ConfigException) {
+      return failure.getMessage();
+    }
+    String endpoint = database.getHost() + ":" + database.getPort();
+    String protocol = database.isPostgres() ? "PostgreSQL" : "MySQL / MariaDB";
+    DatabaseException refused = find(failure, DatabaseException.class);
+    if (refused != null) {
+      String answer = oneLine(refused.getMessage());
+      if (PG_CREDENTIALS_REFUSED.contains(refused.getSqlState())
+        || MYSQL_CREDENTIALS_REFUSED.contains(refused.getErrorCode())) {
+        return "database.user / database.password: the database at " + endpoint + " refused user '"
+          + database.getUser() + "' (" + answer + "); fix database.user and database.password (or database.passwordFile)";
+      }
+      if (PG_UNKNOWN_DATABASE.equals(refused.getSqlState()) || refused.getErrorCode() == MYSQL_UNKNOWN_DATABASE) {
+        return "database.name: the server at " + endpoint + " has no database '" + database.getName()
+          + "'; create it or fix database.name";
+      }
+      return "the database at " + endpoint + " refused the start: " + answer;
+    }
+    if (find(failure, UnknownHostException.class) != null) {
+      return "database.host: the host '" + database.getHost() + "' is unknown; fix database.host";
+    }
+    if (find(failure, ConnectException.class) != null) {
+      return "database.host / database.port: nothing accepts connections at " + endpoint
+        + " (connection refused); start the " + protocol + " server or fix database.host and database.port";
+    }
+    if (find(failure, TimeoutException.class) != null) {
+      return "database.host / database.port: no " + protocol + " answer from " + endpoint + " within "
+        + DATABASE_PROBE_MS / 1000 + " s; is a " + protocol + " server listening there (database.kind: "
+        + kindName(database) + ")? fix database.host, database.port or database.kind";
+    }
+    return "database.kind / database.host / database.port: the server at " + endpoint + " did not complete a "
+      + protocol + " handshake (" + oneLine(rootCause(failure).toString()) + "); is it a " + protocol
+      + " server (database.kind: " + kindName(database) + ")? fix database.kind, database.host or database.port";
+  }
+
+  /** Whatever else stopped a start once the database had answered: the HTTP port, the schema, the cluster. */
+  public static String starting(Throwable failure, GatewayConfig config) {
+    if (failure instanceof StartFailure || failure instanceof ConfigException) {
+      return failure.getMessage();
+    }
+    if (find(failure, BindException.class) != null) {
+      return "http.host / http.port: cannot listen on " + config.getHttp().getHost() + ":" + config.getHttp().getPort()
+        + " (" + oneLine(find(failure, BindException.class).getMessage()) + "); stop what holds the port or change http.port";
+    }
+    DatabaseException refused = find(failure, DatabaseException.class);
+    if (refused != null) {
+      DatabaseOptions database = config.getDatabase();
+      return "the database at " + database.getHost() + ":" + database.getPort() + " refused the start: "
+        + oneLine(refused.getMessage());
+    }
+    return "cannot start: " + cause(failure);
+  }
+
+  /** The innermost cause of {@code failure} on one line: what a failure that no rule here knows is reported by. */
+  public static String cause(Throwable failure) {
+    return oneLine(rootCause(failure).toString());
+  }
+
+  private static String kindName(DatabaseOptions database) {
+    return switch (database.getKind()) {
+      case MYSQL -> "mysql";
+      case POSTGRES -> "postgres";
+      case EMBEDDED_POSTGRES -> "embedded-postgres";
+    };
+  }
+
+  private static <T extends Throwable> T find(Throwable failure, Class<T> type) {
+    for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
+      if (type.isInstance(t)) {
+        return type.cast(t);
+      }
+    }
+    return null;
+  }
+
+  private static Throwable rootCause(Throwable failure) {
+    Throwable root = failure;
+    while (root.getCause() != null && root.getCause() != root) {
+      root = root.getCause();
+    }
+    return root;
+  }
+
+  /** Server messages and exceptions can span lines; the operator gets one. */
+  private static String oneLine(String text) {
+    return text == null ? "" : text.strip().replaceAll("\\s*\\R\\s*", " ");
+  }
+}
