@@ -58,6 +58,7 @@ public final class Gateway {
     Gateway gateway = new Gateway(vertx, services);
     return gateway.createSchema()
       .timeout(START_TIMEOUT_SECONDS, TimeUnit.SECONDS)
+      .recover(failure -> Future.failedFuture(SqlStores.explainStartFailure(config.getDatabase(), failure)))
       .compose(v -> ReplicaLanes.lease(vertx, config, ingestInstances(config)).timeout(START_TIMEOUT_SECONDS, TimeUnit.SECONDS))
       .compose(lanes -> {
         gateway.lanes = lanes;

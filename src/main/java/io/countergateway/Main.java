@@ -68,7 +68,8 @@ public final class Main implements Callable<Integer> {
     }
     EmbeddedPostgresServer embedded = startEmbeddedDatabase(config.getDatabase());
     if (embedded != null) {
-      config = config.withDatabase(config.getDatabase().withEndpoint("127.0.0.1", embedded.port(), embedded.user()));
+      config = config.withDatabase(config.getDatabase().withEndpoint("127.0.0.1", embedded.port(), embedded.user(),
+        embedded.password()));
     }
     Gateway gateway;
     try {
