@@ -197,12 +197,13 @@ public final class SqlStores {
   public static Throwable explainStartFailure(DatabaseOptions options, Throwable failure) {
     String mode = DatabaseOptions.SSL_MODE.name() + " " + options.getSslMode().text();
     for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
-      if (cause instanceof SSLException) {
+      String message = String.valueOf(cause.getMessage());
+      // the PostgreSQL client reports a refused certificate as a VertxException without its cause
+      if (cause instanceof SSLException || message.contains("SSL handshake failed")) {
         return new IllegalStateException("TLS to the database " + options.getHost() + ":" + options.getPort()
           + " failed (" + mode + (options.getSslCaFile() == null ? "" : ", " + DatabaseOptions.SSL_CA_FILE.name() + " "
           + options.getSslCaFile()) + "): " + oneLine(cause), failure);
       }
-      String message = String.valueOf(cause.getMessage());
       if (options.getSslMode() == DatabaseOptions.SslMode.DISABLE && (message.contains("no encryption")
         || message.contains("SSL") || message.contains("secure transport"))) {
         return new IllegalStateException("the database " + options.getHost() + ":" + options.getPort()
