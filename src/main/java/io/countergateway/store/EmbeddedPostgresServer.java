@@ -101,10 +101,11 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
     Path pending = pendingPasswordFile(dir);
     EmbeddedPostgres postgres;
     String password;
+    boolean fresh;
     try {
       Files.createDirectories(dir);
       stopOrphanedPostmaster(dir);
-      boolean fresh = !Files.exists(dir.resolve("PG_VERSION"));
+      fresh = !Files.exists(dir.resolve("PG_VERSION"));
       EmbeddedPostgres.Builder builder =
           EmbeddedPostgres.builder()
               .setDataDirectory(dir)
@@ -139,7 +140,7 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
     }
     EmbeddedPostgresServer server = new EmbeddedPostgresServer(postgres, databaseName, password);
     try {
-      server.requirePassword(dir);
+      server.requirePassword(dir, fresh);
       server.createDatabaseIfMissing();
     } catch (SQLException | IOException | RuntimeException e) {
       server.close();
@@ -174,7 +175,7 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
    * version trusted every local user. The password is set first (while such a file still lets us in
    * without it), then {@code pg_hba.conf} is written and the server reloads it.
    */
-  private void requirePassword(Path dataDirectory) throws SQLException, IOException {
+  private void requirePassword(Path dataDirectory, boolean fresh) throws SQLException, IOException {
     Path hba = dataDirectory.resolve("pg_hba.conf");
     if (Files.exists(hba) && Files.readString(hba, StandardCharsets.UTF_8).equals(PG_HBA)) {
       return;
@@ -187,10 +188,12 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
       Files.writeString(hba, PG_HBA, StandardCharsets.UTF_8);
       statement.execute("SELECT pg_reload_conf()");
     }
-    LOG.atInfo()
-        .addKeyValue("event", "embedded_database_password_set")
-        .log("Embedded PostgreSQL now asks every connection for the password kept in {}",
-            dataDirectory.resolve(PASSWORD_FILE));
+    if (!fresh) {
+      LOG.atInfo()
+          .addKeyValue("event", "embedded_database_password_set")
+          .log("Embedded PostgreSQL trusted local connections; it now asks every one for the password"
+              + " kept in {}", dataDirectory.resolve(PASSWORD_FILE));
+    }
   }
 
   /** Where a new data directory's password waits while initdb needs the directory empty. */

@@ -12,6 +12,8 @@ import io.vertx.core.json.JsonObject;
 
 import java.util.concurrent.TimeUnit;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 /** Gateways started against a database with one {@code database.ssl} setting or another, for the TLS tests. */
 final class DatabaseTlsGateways {
   private DatabaseTlsGateways() {
@@ -32,6 +34,22 @@ final class DatabaseTlsGateways {
       return GatewayFixture.await(fixture.http.post("/v1/counters/likes/over-tls/increments")
         .putHeader("Content-Type", "application/json").sendBuffer(Buffer.buffer("{\"delta\":3}"))).statusCode();
     }
+  }
+
+  /** The message for a start on {@code database} with the CA file {@code otherCa} (not the server's) says so. */
+  static String wrongCaRefusal(JsonObject database, String table) throws Exception {
+    return oneLineRefusal(database, table, "database.ssl.mode verify-full", "database.ssl.caFile");
+  }
+
+  /** The message for a start with {@code ssl.mode: disable} on {@code database}, which wants TLS, says so. */
+  static String plainRefusal(JsonObject database, String table) throws Exception {
+    return oneLineRefusal(database, table, "refused a connection without TLS", "database.ssl.mode disable");
+  }
+
+  private static String oneLineRefusal(JsonObject database, String table, String... saying) throws Exception {
+    String message = startFailure(database, table).getMessage();
+    assertThat(message).contains(saying).doesNotContain("\n");
+    return message;
   }
 
   /** The failure of a gateway's start on {@code database}, as {@code Main} prints it. */
