@@ -30,7 +30,7 @@ start() {
 stop() { kill "$PID" 2>/dev/null; for _ in $(seq 1 60); do kill -0 "$PID" 2>/dev/null || return 0; sleep 0.5; done; kill -9 "$PID" 2>/dev/null; }
 restart_if_down() { if ! kill -0 "$PID" 2>/dev/null || [ "$(curl -s -m 3 -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/health/ready")" != 200 ]; then
   echo "(gateway down or not ready: restarted)" | tee -a "$LOG"; kill -9 "$PID" 2>/dev/null; sleep 2; start; fi; }
-sql() { PGPASSWORD= psql -h 127.0.0.1 -p "$DBPORT" -U postgres -d counters -At -c "$1" 2>/dev/null; }
+sql() { PGPASSWORD=$(cat "$OUT/pg-$NAME/gateway-password") psql -h 127.0.0.1 -p "$DBPORT" -U postgres -d counters -At -c "$1" 2>/dev/null; }
 trap stop EXIT
 start || exit 1
 python3 "$HERE/attacks.py" "$PORT" "$PID" flood 300 - | tee -a "$LOG"

@@ -64,6 +64,8 @@ public final class Gateway {
         failure)))
       .compose(v -> gateway.createSchema())
       .timeout(START_TIMEOUT_SECONDS, TimeUnit.SECONDS)
+      .recover(failure -> Future.failedFuture(failure instanceof StartFailure ? failure
+        : SqlStores.explainStartFailure(config.getDatabase(), failure)))
       .compose(v -> ReplicaLanes.lease(vertx, config, ingestInstances(config)).timeout(START_TIMEOUT_SECONDS, TimeUnit.SECONDS))
       .compose(lanes -> {
         gateway.lanes = lanes;

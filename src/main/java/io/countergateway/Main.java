@@ -82,7 +82,8 @@ public final class Main implements Callable<Integer> {
         + config.getDatabase().getDataDir() + ": " + StartFailures.cause(e), e);
     }
     if (embedded != null) {
-      config = config.withDatabase(config.getDatabase().withEndpoint("127.0.0.1", embedded.port(), embedded.user()));
+      config = config.withDatabase(config.getDatabase().withEndpoint("127.0.0.1", embedded.port(), embedded.user(),
+        embedded.password()));
     }
     Gateway gateway;
     try {

@@ -4,6 +4,7 @@ import io.countergateway.config.ConfigException;
 import io.countergateway.config.ConfigLoader;
 import io.countergateway.config.DatabaseOptions;
 import io.countergateway.config.GatewayConfig;
+import io.countergateway.store.SqlStores;
 import io.vertx.sqlclient.DatabaseException;
 import org.yaml.snakeyaml.error.Mark;
 import org.yaml.snakeyaml.error.MarkedYAMLException;
@@ -72,6 +73,10 @@ public final class StartFailures {
 
   /** The database of {@code database} could not be reached, or did not take the gateway's first connection. */
   public static String database(Throwable failure, DatabaseOptions database) {
+    Throwable tls = SqlStores.explainStartFailure(database, failure);
+    if (tls != failure) {
+      return tls.getMessage(); // a certificate refused, or a server that wants TLS: database.ssl.* is what to fix
+    }
     if (failure instanceof StartFailure || failure instanceof ConfigException) {
       return failure.getMessage();
     }

@@ -34,8 +34,21 @@ public final class CounterClient implements CommittedValues {
   }
 
   public CounterClient(Vertx vertx, long timeoutMs) {
+    this(vertx, new DeliveryOptions().setSendTimeout(timeoutMs));
+  }
+
+  private CounterClient(Vertx vertx, DeliveryOptions delivery) {
     this.bus = vertx.eventBus();
-    this.delivery = new DeliveryOptions().setSendTimeout(timeoutMs);
+    this.delivery = delivery;
+  }
+
+  /**
+   * The gateway's own client (its HTTP reads, resets, readiness ping, add-and-get reads): every request is answered by
+   * a consumer of this process, never sent over a clustered bus, where any member with a consumer on the same address
+   * would get a turn to answer it (README, Security).
+   */
+  public static CounterClient inProcess(Vertx vertx, long timeoutMs) {
+    return new CounterClient(vertx, new DeliveryOptions().setSendTimeout(timeoutMs).setLocalOnly(true));
   }
 
   /** Adds {@code delta}; the future completes once the increment is committed to the database. */
@@ -198,7 +211,7 @@ public final class CounterClient implements CommittedValues {
 
   /** Succeeds when the gateway's read side reached the database. */
   public Future<Void> ping() {
-    return bus.request(Addresses.PING, new JsonObject(), new DeliveryOptions().setSendTimeout(2_000))
+    return bus.request(Addresses.PING, new JsonObject(), new DeliveryOptions(delivery).setSendTimeout(2_000))
       .recover(failure -> Future.failedFuture(BusErrors.toApiError(failure)))
       .mapEmpty();
   }

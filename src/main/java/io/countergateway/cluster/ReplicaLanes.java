@@ -4,12 +4,9 @@ import io.countergateway.write.SlotPicker;
 import io.countergateway.config.DatabaseOptions;
 import io.countergateway.config.GatewayConfig;
 import io.countergateway.config.NamespaceOptions;
+import io.countergateway.store.SqlStores;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
-import io.vertx.mysqlclient.MySQLBuilder;
-import io.vertx.mysqlclient.MySQLConnectOptions;
-import io.vertx.pgclient.PgBuilder;
-import io.vertx.pgclient.PgConnectOptions;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.PoolOptions;
 import io.vertx.sqlclient.Row;
@@ -268,14 +265,6 @@ public final class ReplicaLanes {
   private static Pool pool(Vertx vertx, DatabaseOptions database) {
     // no short connection timeout: the 5.0.10 pool loses the request whose wait times out (see leaseAttempt);
     // the attempt and renewal deadlines bound the waits instead
-    PoolOptions options = new PoolOptions().setName("lanes").setMaxSize(1);
-    if (database.isPostgres()) {
-      return PgBuilder.pool().with(options).connectingTo(new PgConnectOptions()
-        .setHost(database.getHost()).setPort(database.getPort()).setDatabase(database.getName())
-        .setUser(database.getUser()).setPassword(database.getPassword())).using(vertx).build();
-    }
-    return MySQLBuilder.pool().with(options).connectingTo(new MySQLConnectOptions()
-      .setHost(database.getHost()).setPort(database.getPort()).setDatabase(database.getName())
-      .setUser(database.getUser()).setPassword(database.getPassword())).using(vertx).build();
+    return SqlStores.plainPool(vertx, database, new PoolOptions().setName("lanes").setMaxSize(1));
   }
 }

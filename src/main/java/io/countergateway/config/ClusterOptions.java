@@ -50,6 +50,14 @@ public final class ClusterOptions {
   /** Until then messages routed to a silent member fail by their own timeout. */
   public static final ConfigKey<Integer> MEMBER_TIMEOUT_SECONDS = KEYS.define("memberTimeoutSeconds", INT, 10,
     between(2, 300), "a member silent this long is dropped, and its event-bus consumers with it");
+  /** Every member presents one and checks the other's: only holders of the cluster's certificate exchange messages. */
+  public static final ConfigKey<String> TLS_CERT_FILE = KEYS.defineOptional("tls.certFile", STRING, any(),
+    "PEM certificate of this member for the event bus's TLS, both as server and as client (with `tls.keyFile` and "
+      + "`tls.caFile`); none = the bus in plain TCP");
+  public static final ConfigKey<String> TLS_KEY_FILE = KEYS.defineOptional("tls.keyFile", STRING, any(),
+    "the PEM private key of `tls.certFile`");
+  public static final ConfigKey<String> TLS_CA_FILE = KEYS.defineOptional("tls.caFile", STRING, any(),
+    "PEM CA that every member's certificate must chain to; a peer without such a certificate is refused both ways");
 
   private final boolean enabled;
   private final String name;
@@ -62,6 +70,7 @@ public final class ClusterOptions {
   private final String kubernetesServiceName;
   private final String kubernetesNamespace;
   private final int memberTimeoutSeconds;
+  private final TlsFiles tls;
 
   private ClusterOptions(ConfigSection section) {
     enabled = section.get(ENABLED);
@@ -75,6 +84,7 @@ public final class ClusterOptions {
     kubernetesServiceName = section.get(KUBERNETES_SERVICE_NAME).trim();
     kubernetesNamespace = section.get(KUBERNETES_NAMESPACE).trim();
     memberTimeoutSeconds = section.get(MEMBER_TIMEOUT_SECONDS);
+    tls = TlsFiles.mutual(section, TLS_CERT_FILE, TLS_KEY_FILE, TLS_CA_FILE);
   }
 
   static ClusterOptions from(ConfigSection section) {
@@ -139,5 +149,10 @@ public final class ClusterOptions {
    */
   public int getMemberTimeoutSeconds() {
     return memberTimeoutSeconds;
+  }
+
+  /** The event bus's TLS files; {@link TlsFiles#isEnabled()} false: the bus runs in plain TCP. */
+  public TlsFiles getTls() {
+    return tls;
   }
 }

@@ -35,7 +35,8 @@ public final class ConfigKeys {
   void rejectUnknown(JsonObject tree, String prefix) {
     for (String name : tree.fieldNames()) {
       String key = prefix.isEmpty() ? name : prefix + "." + name;
-      if (values.contains(key)) {
+      if (values.contains(key) || tree.getValue(name) == null && sections.contains(key)) {
+        // a known section left empty (every key of it commented out in YAML reads as null) holds nothing unknown
         continue;
       }
       if (tree.getValue(name) instanceof JsonObject child && (sections.contains(key) || !child.isEmpty())) {

@@ -3,6 +3,7 @@ package io.countergateway.config;
 import io.vertx.core.json.JsonObject;
 
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 
 import static io.countergateway.config.ConfigKey.BOOLEAN;
@@ -17,6 +18,23 @@ import static io.countergateway.config.ConfigKey.notBlank;
 /** Which database holds the slotted counters and how to reach it. */
 public final class DatabaseOptions {
   public enum Kind { EMBEDDED_POSTGRES, POSTGRES, MYSQL }
+
+  /** libpq's names: what a connection asks of the server's certificate. */
+  public enum SslMode {
+    /** Plain TCP. */
+    DISABLE,
+    /** Encrypted; the certificate is not checked (checked against {@code ssl.caFile} when one is given, as libpq). */
+    REQUIRE,
+    /** Encrypted; the certificate must chain to {@code ssl.caFile}. */
+    VERIFY_CA,
+    /** As {@link #VERIFY_CA}, and it must name {@code database.host}. */
+    VERIFY_FULL;
+
+    /** As the configuration writes it, e.g. {@code verify-full}. */
+    public String text() {
+      return name().toLowerCase(Locale.ROOT).replace('_', '-');
+    }
+  }
 
   static final ConfigDef KEYS = ConfigDef.section("database");
   public static final ConfigKey<String> KIND = KEYS.define("kind",
@@ -43,6 +61,12 @@ public final class DatabaseOptions {
     "connections of each read verticle");
   public static final ConfigKey<Boolean> CREATE_SCHEMA = KEYS.define("createSchema", BOOLEAN, true, any(),
     "apply the missing schema steps at start; `false`: only check that a DBA applied them (see *Schema versions*)");
+  public static final ConfigKey<String> SSL_MODE = KEYS.define("ssl.mode",
+    choice("disable", "require", "verify-ca", "verify-full"), "disable", any(),
+    "TLS to the database server: `require` encrypts, `verify-ca` also checks its certificate against `ssl.caFile`, "
+      + "`verify-full` also checks that it names `host` (embedded: `disable` only)");
+  public static final ConfigKey<String> SSL_CA_FILE = KEYS.defineOptional("ssl.caFile", STRING, any(),
+    "PEM CA certificate(s) the server's certificate must chain to; required by `verify-ca` and `verify-full`");
 
   private final Kind kind;
   private final String host;
@@ -54,9 +78,11 @@ public final class DatabaseOptions {
   private final String dataDir;
   private final int readPoolSize;
   private final boolean createSchema;
+  private final SslMode sslMode;
+  private final String sslCaFile;
 
   private DatabaseOptions(Kind kind, String host, int port, String name, String user, String password, String table,
-                          String dataDir, int readPoolSize, boolean createSchema) {
+                          String dataDir, int readPoolSize, boolean createSchema, SslMode sslMode, String sslCaFile) {
     this.kind = kind;
     this.host = host;
     this.port = port;
@@ -67,6 +93,8 @@ public final class DatabaseOptions {
     this.dataDir = dataDir;
     this.readPoolSize = readPoolSize;
     this.createSchema = createSchema;
+    this.sslMode = sslMode;
+    this.sslCaFile = sslCaFile;
   }
 
   static DatabaseOptions from(ConfigSection section) {
@@ -80,9 +108,19 @@ public final class DatabaseOptions {
       case MYSQL -> 3306;
       case EMBEDDED_POSTGRES -> 0;
     };
+    SslMode sslMode = SslMode.valueOf(section.get(SSL_MODE).toUpperCase(Locale.ROOT).replace('-', '_'));
+    String caFile = TlsFiles.readable(section, SSL_CA_FILE);
+    if (kind == Kind.EMBEDDED_POSTGRES && sslMode != SslMode.DISABLE) {
+      throw new ConfigException(section.key(SSL_MODE), "must be disable with the embedded PostgreSQL, which only "
+        + "listens on loopback and serves no TLS");
+    }
+    if ((sslMode == SslMode.VERIFY_CA || sslMode == SslMode.VERIFY_FULL) && caFile == null) {
+      throw new ConfigException(section.key(SSL_CA_FILE), "is required with " + section.key(SSL_MODE) + " "
+        + section.get(SSL_MODE) + ": the CA the server's certificate must chain to");
+    }
     return new DatabaseOptions(kind, section.get(HOST), section.get(PORT, defaultPort), section.get(NAME),
       section.get(USER, kind == Kind.MYSQL ? "root" : "postgres"), Secrets.resolve(section, PASSWORD, PASSWORD_FILE),
-      section.get(TABLE), section.get(DATA_DIR), section.get(READ_POOL_SIZE), section.get(CREATE_SCHEMA));
+      section.get(TABLE), section.get(DATA_DIR), section.get(READ_POOL_SIZE), section.get(CREATE_SCHEMA), sslMode, caFile);
   }
 
   /** Options from a mapping as the file's {@code database} section would hold it (tests, tools). */
@@ -91,8 +129,9 @@ public final class DatabaseOptions {
   }
 
   /** A copy reaching the server at another endpoint: the embedded database's, known once it has started. */
-  public DatabaseOptions withEndpoint(String host, int port, String user) {
-    return new DatabaseOptions(kind, host, port, name, user, password, table, dataDir, readPoolSize, createSchema);
+  public DatabaseOptions withEndpoint(String host, int port, String user, String password) {
+    return new DatabaseOptions(kind, host, port, name, user, password, table, dataDir, readPoolSize, createSchema,
+      sslMode, sslCaFile);
   }
 
   public boolean isPostgres() {
@@ -141,9 +180,18 @@ public final class DatabaseOptions {
     return createSchema;
   }
 
+  public SslMode getSslMode() {
+    return sslMode;
+  }
+
+  /** The PEM CA file the server's certificate must chain to; null when none is configured. */
+  public String getSslCaFile() {
+    return sslCaFile;
+  }
+
   @Override
   public String toString() {
     // never the password
-    return kind + " " + user + "@" + host + ":" + port + "/" + name + " table " + table;
+    return kind + " " + user + "@" + host + ":" + port + "/" + name + " table " + table + " ssl " + sslMode.text();
   }
 }

@@ -38,6 +38,14 @@ public final class HttpOptions {
       + "own origin (403 `origin_not_allowed` otherwise); beacons follow `corsOrigins`");
   public static final ConfigKey<Boolean> H2C = KEYS.define("h2c", BOOLEAN, false, any(),
     "accept HTTP/2 without TLS (prior knowledge or `Upgrade: h2c`); off: HTTP/1.1 only");
+  public static final ConfigKey<String> TLS_CERT_FILE = KEYS.defineOptional("tls.certFile", STRING, any(),
+    "PEM certificate chain (leaf first) to serve HTTPS with, together with `tls.keyFile`; none = plain HTTP");
+  public static final ConfigKey<String> TLS_KEY_FILE = KEYS.defineOptional("tls.keyFile", STRING, any(),
+    "the PEM private key (PKCS#8 or PKCS#1) of `tls.certFile`");
+  /** A rotated Kubernetes TLS Secret is picked up without a restart. */
+  public static final ConfigKey<Integer> TLS_FILE_CHECK_MS = KEYS.define("tls.fileCheckMs", INT, 5_000,
+    between(100, 3_600_000), "how often the certificate and key files' modification times are checked; a changed pair "
+      + "is served to new connections, one that does not load or match is refused (the old one stays, an error is logged)");
 
   private final String host;
   private final int port;
@@ -47,6 +55,8 @@ public final class HttpOptions {
   private final TrustedProxies trustedProxies;
   private final List<String> allowedOrigins;
   private final boolean h2c;
+  private final TlsFiles tls;
+  private final int tlsFileCheckMs;
 
   private HttpOptions(ConfigSection section) {
     host = section.get(HOST);
@@ -57,6 +67,8 @@ public final class HttpOptions {
     trustedProxies = TrustedProxies.parse(section.key(TRUSTED_PROXIES), section.get(TRUSTED_PROXIES));
     allowedOrigins = section.get(ALLOWED_ORIGINS);
     h2c = section.get(H2C);
+    tls = TlsFiles.pair(section, TLS_CERT_FILE, TLS_KEY_FILE);
+    tlsFileCheckMs = section.get(TLS_FILE_CHECK_MS);
   }
 
   static HttpOptions from(ConfigSection section) {
@@ -87,6 +99,16 @@ public final class HttpOptions {
   /** Whether HTTP/2 without TLS is served. */
   public boolean isH2c() {
     return h2c;
+  }
+
+  /** The HTTPS certificate and key files; {@link TlsFiles#isEnabled()} false: plain HTTP. */
+  public TlsFiles getTls() {
+    return tls;
+  }
+
+  /** How often the TLS files are checked for a new certificate. */
+  public int getTlsFileCheckMs() {
+    return tlsFileCheckMs;
   }
 
   /** The configured port; 0 picks a free one (the bound port is then the gateway's {@code port()}). */

@@ -99,7 +99,7 @@ public final class HttpApi {
                                UniqueVisitors uniques) {
     Router router = Router.router(vertx);
     router.route().handler(HttpApi::headAsGet).handler(meters::begin).handler(HttpApi::refuseUnknownFraming);
-    CounterClient client = new CounterClient(vertx, services.config().getLimits().getRequestTimeoutMs());
+    CounterClient client = CounterClient.inProcess(vertx, services.config().getLimits().getRequestTimeoutMs());
     BodyReader bodies = new BodyReader(vertx, edgeLimits(services), services.config().getLimits().getBodyTimeoutMs());
     ClientLimits clients = services.state().shared(ClientLimits.class,
       () -> new ClientLimits(services.config().getBeacon().getMaxTrackedClients(), System::nanoTime));

@@ -5,6 +5,7 @@ import io.countergateway.bus.CounterClient;
 import io.countergateway.bus.IncrementConsumer;
 import io.countergateway.config.GatewayConfig;
 import io.countergateway.http.HttpApi;
+import io.countergateway.http.ServerCertificates;
 import io.countergateway.metrics.HttpRouteMeters;
 import io.countergateway.runtime.GatewayServices;
 import io.countergateway.store.CounterStore;
@@ -81,7 +82,7 @@ public class IngestVerticle extends VerticleBase {
       coalescer.restore(journal.recovered());
     }
     coalescer.start();
-    CounterClient counters = new CounterClient(vertx, config.getLimits().getRequestTimeoutMs());
+    CounterClient counters = CounterClient.inProcess(vertx, config.getLimits().getRequestTimeoutMs());
     writes = new WritePath(coalescer,
       new IdempotentIncrements(vertx, config, services.state().keysInFlight(), services.registry()), counters, store,
       services.state().taken());
@@ -105,9 +106,13 @@ public class IngestVerticle extends VerticleBase {
       .setIdleTimeout(config.getLimits().getIdleTimeoutSeconds()).setIdleTimeoutUnit(TimeUnit.SECONDS);
     HttpRouteMeters meters = new HttpRouteMeters(services.registry());
     return consumer.completion()
-      .compose(registered -> HttpApi.serve(vertx.createHttpServer(options), vertx, services, writes, meters, uniques)
+      .compose(registered -> ServerCertificates.configure(vertx, services, options))
+      .compose(secured -> HttpApi.serve(vertx.createHttpServer(secured), vertx, services, writes, meters, uniques)
         .listen())
-      .onSuccess(listening -> server = listening);
+      .onSuccess(listening -> {
+        server = listening;
+        ServerCertificates.track(vertx, services, listening);
+      });
   }
 
   /** The port this verticle's HTTP server is bound to, once started. */
@@ -132,6 +137,9 @@ public class IngestVerticle extends VerticleBase {
       })
       .onFailure(e -> LOG.error("shutdown: {} counters (or requests with idempotency keys) could not be written within "
         + "{} ms: {}", writes.pendingKeys(), timeoutMs, e.toString()));
+    if (server != null) {
+      ServerCertificates.forget(vertx, services, server);
+    }
     Future<Void> closed = server == null ? Future.succeededFuture() : server.shutdown(timeoutMs, TimeUnit.MILLISECONDS);
     Future<Void> sketchesDrained = uniques == null ? Future.succeededFuture() : uniques.drain()
       .timeout(timeoutMs, TimeUnit.MILLISECONDS)

@@ -21,6 +21,7 @@ public final class ConfigSummary {
     Map<String, Object> summary = new LinkedHashMap<>();
     summary.put("http_host", config.getHttp().getHost());
     summary.put("http_port", port);
+    summary.put("http_tls", config.getHttp().getTls().isEnabled());
     summary.put("ingest_verticles", ingestVerticles);
     summary.put("database", config.getDatabase().toString());
     summary.put("max_delay_ms", config.getBatching().getMaxDelayMs());
@@ -31,6 +32,7 @@ public final class ConfigSummary {
     summary.put("request_timeout_ms", config.getLimits().getRequestTimeoutMs());
     summary.put("read_verticles", config.getReads().getInstances());
     summary.put("read_cache_ms", config.getReads().getCacheMillis());
+    summary.put("cluster_tls", config.getCluster().isEnabled() && config.getCluster().getTls().isEnabled());
     summary.put("auth", config.getAuth().isEnabled() ? "tokens" : config.getAuth().isAnonymous() ? "anonymous" : "off");
     summary.put("shutdown_timeout_ms", config.getShutdownTimeoutMs());
     summary.put("namespaces", config.getNamespaces().values().stream()
@@ -47,9 +49,9 @@ public final class ConfigSummary {
     LoggingEventBuilder event = (open ? log.atWarn() : log.atInfo()).addKeyValue("event", "start")
       .addKeyValue("transport", transport);
     of(config, port, ingestVerticles).forEach(event::addKeyValue);
-    event.log(open ? "counter-gateway listening on http://{}:{} WITHOUT AUTHENTICATION (auth.anonymous: true): anyone "
-      + "who reaches this port may write, reset and read counters" : "counter-gateway listening on http://{}:{}",
-      config.getHttp().getHost(), port);
+    event.log(open ? "counter-gateway listening on {}://{}:{} WITHOUT AUTHENTICATION (auth.anonymous: true): anyone "
+      + "who reaches this port may write, reset and read counters" : "counter-gateway listening on {}://{}:{}",
+      config.getHttp().getTls().isEnabled() ? "https" : "http", config.getHttp().getHost(), port);
   }
 
   private static String describe(NamespaceOptions namespace) {

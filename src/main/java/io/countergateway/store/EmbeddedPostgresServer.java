@@ -9,7 +9,11 @@ import java.nio.channels.OverlappingFileLockException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.security.SecureRandom;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -18,6 +22,7 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
@@ -31,6 +36,11 @@ import org.slf4j.LoggerFactory;
  * <p>It is a convenience for a single instance (trying it out, a demo, a small deployment); a real
  * deployment points the gateway at a PostgreSQL or MySQL server of its own instead.
  *
+ * <p>It is not open to every local user: a random password is made at the first start and kept in
+ * {@code <dataDir>/gateway-password} (owner-only), and {@code pg_hba.conf} asks for it (SCRAM) on the
+ * local socket and on loopback alike. A data directory of an older version, which trusted every local
+ * connection, gets a password and the same {@code pg_hba.conf} when it starts.
+ *
  * <p>{@link #start} blocks (it may unpack binaries, run {@code initdb} and wait for the server), so
  * call it off the event loop.
  */
@@ -40,14 +50,36 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
   private static final String USER = "postgres";
   private static final Duration STARTUP_WAIT = Duration.ofSeconds(60);
   private static final Duration ORPHAN_STOP_WAIT = Duration.ofSeconds(30);
+  /** In the data directory; PostgreSQL ignores files it does not know there. */
+  public static final String PASSWORD_FILE = "gateway-password";
+  private static final Set<PosixFilePermission> OWNER_ONLY = PosixFilePermissions.fromString("rw-------");
+  private static final String PASSWORD_CHARACTERS =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  /**
+   * Every connection, socket or loopback, ordinary or replication, proves the password; initdb's own
+   * file trusts every local user, who could then run {@code COPY ... TO PROGRAM} as the superuser.
+   */
+  static final String PG_HBA =
+      """
+      # Written by counter-gateway at every start of its embedded PostgreSQL: the password in
+      # gateway-password (SCRAM), for every connection. Changes made here are overwritten.
+      local   all           all                     scram-sha-256
+      host    all           all     127.0.0.1/32    scram-sha-256
+      host    all           all     ::1/128         scram-sha-256
+      local   replication   all                     scram-sha-256
+      host    replication   all     127.0.0.1/32    scram-sha-256
+      host    replication   all     ::1/128         scram-sha-256
+      """;
 
   private final EmbeddedPostgres postgres;
   private final String databaseName;
+  private final String password;
   private final AtomicBoolean closed = new AtomicBoolean();
 
-  private EmbeddedPostgresServer(EmbeddedPostgres postgres, String databaseName) {
+  private EmbeddedPostgresServer(EmbeddedPostgres postgres, String databaseName, String password) {
     this.postgres = postgres;
     this.databaseName = databaseName;
+    this.password = password;
   }
 
   /**
@@ -66,11 +98,15 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
       throw new IllegalArgumentException("databaseName must not be blank");
     }
     Path dir = dataDirectory.toAbsolutePath().normalize();
+    Path pending = pendingPasswordFile(dir);
     EmbeddedPostgres postgres;
+    String password;
+    boolean fresh;
     try {
       Files.createDirectories(dir);
       stopOrphanedPostmaster(dir);
-      postgres =
+      fresh = !Files.exists(dir.resolve("PG_VERSION"));
+      EmbeddedPostgres.Builder builder =
           EmbeddedPostgres.builder()
               .setDataDirectory(dir)
               .setCleanDataDirectory(false)
@@ -80,18 +116,36 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
               // test databases; these counters must survive a crash of the machine.
               .setServerConfig("fsync", "on")
               .setServerConfig("synchronous_commit", "on")
-              .setPGStartupWait(STARTUP_WAIT)
-              .start();
+              .setServerConfig("password_encryption", "scram-sha-256")
+              .setPGStartupWait(STARTUP_WAIT);
+      if (fresh) {
+        // initdb wants an empty directory: the password waits beside it until the server runs,
+        // and initdb sets it and writes a pg_hba.conf asking for it (its later options win over
+        // zonky's own "-A trust"), so the new server never trusts anyone
+        password = readOrCreatePassword(pending);
+        builder.setLocaleConfig("auth", "scram-sha-256").setLocaleConfig("pwfile", pending.toString());
+      } else {
+        if (Files.exists(pending) && !Files.exists(dir.resolve(PASSWORD_FILE))) {
+          Files.move(pending, dir.resolve(PASSWORD_FILE), StandardCopyOption.ATOMIC_MOVE);
+        }
+        password = readOrCreatePassword(dir.resolve(PASSWORD_FILE));
+      }
+      // zonky's own readiness check and connections log in with it
+      postgres = builder.setConnectConfig("password", password).start();
+      if (fresh) {
+        Files.move(pending, dir.resolve(PASSWORD_FILE), StandardCopyOption.ATOMIC_MOVE);
+      }
     } catch (IOException e) {
       throw new UncheckedIOException("could not start embedded PostgreSQL in " + dir, e);
     }
-    EmbeddedPostgresServer server = new EmbeddedPostgresServer(postgres, databaseName);
+    EmbeddedPostgresServer server = new EmbeddedPostgresServer(postgres, databaseName, password);
     try {
+      server.requirePassword(dir, fresh);
       server.createDatabaseIfMissing();
-    } catch (SQLException | RuntimeException e) {
+    } catch (SQLException | IOException | RuntimeException e) {
       server.close();
-      throw new IllegalStateException(
-          "could not create database '" + databaseName + "' in embedded PostgreSQL", e);
+      throw new IllegalStateException("could not require the password or create database '"
+          + databaseName + "' in embedded PostgreSQL", e);
     }
     LOG.info(
         "Embedded PostgreSQL listening on localhost:{}, database '{}', data in {}",
@@ -109,6 +163,69 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
 
   public String user() {
     return USER;
+  }
+
+  /** The superuser's password, as kept in {@code <dataDir>/gateway-password}. */
+  public String password() {
+    return password;
+  }
+
+  /**
+   * Makes sure the server asks every connection for the password: a data directory of an older
+   * version trusted every local user. The password is set first (while such a file still lets us in
+   * without it), then {@code pg_hba.conf} is written and the server reloads it.
+   */
+  private void requirePassword(Path dataDirectory, boolean fresh) throws SQLException, IOException {
+    Path hba = dataDirectory.resolve("pg_hba.conf");
+    if (Files.exists(hba) && Files.readString(hba, StandardCharsets.UTF_8).equals(PG_HBA)) {
+      return;
+    }
+    try (Connection connection = postgres.getPostgresDatabase().getConnection();
+        Statement statement = connection.createStatement()) {
+      statement.execute("SET password_encryption = 'scram-sha-256'");
+      // ALTER ROLE takes no parameters; the literal is quoted the SQL way
+      statement.execute("ALTER ROLE " + USER + " PASSWORD '" + password.replace("'", "''") + "'");
+      Files.writeString(hba, PG_HBA, StandardCharsets.UTF_8);
+      statement.execute("SELECT pg_reload_conf()");
+    }
+    if (!fresh) {
+      LOG.atInfo()
+          .addKeyValue("event", "embedded_database_password_set")
+          .log("Embedded PostgreSQL trusted local connections; it now asks every one for the password"
+              + " kept in {}", dataDirectory.resolve(PASSWORD_FILE));
+    }
+  }
+
+  /** Where a new data directory's password waits while initdb needs the directory empty. */
+  private static Path pendingPasswordFile(Path dataDirectory) {
+    return dataDirectory.resolveSibling(dataDirectory.getFileName() + "." + PASSWORD_FILE);
+  }
+
+  /** The password in {@code file}, made (random, owner-only) when the file does not exist yet. */
+  private static String readOrCreatePassword(Path file) throws IOException {
+    if (Files.exists(file)) {
+      if (!Files.getPosixFilePermissions(file).equals(OWNER_ONLY)) {
+        LOG.warn("{} was readable by others; it is owner-only again", file);
+        Files.setPosixFilePermissions(file, OWNER_ONLY);
+      }
+      String kept = Files.readString(file, StandardCharsets.UTF_8).strip();
+      if (kept.isEmpty()) {
+        throw new IllegalStateException(file + " is empty: put the embedded PostgreSQL's password back");
+      }
+      return kept;
+    }
+    SecureRandom random = new SecureRandom();
+    StringBuilder password = new StringBuilder();
+    for (int i = 0; i < 32; i++) {
+      password.append(PASSWORD_CHARACTERS.charAt(random.nextInt(PASSWORD_CHARACTERS.length())));
+    }
+    // created owner-only, never readable by others even for a moment
+    Path temporary = file.resolveSibling(file.getFileName() + ".new");
+    Files.deleteIfExists(temporary);
+    Files.createFile(temporary, PosixFilePermissions.asFileAttribute(OWNER_ONLY));
+    Files.writeString(temporary, password + "\n", StandardCharsets.UTF_8);
+    Files.move(temporary, file, StandardCopyOption.ATOMIC_MOVE);
+    return password.toString();
   }
 
   /** Stops the server (a fast shutdown: open sessions are ended). Does nothing the second time. */

@@ -3,7 +3,9 @@ package io.countergateway.store;
 import io.countergateway.config.DatabaseOptions;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
+import io.vertx.core.net.ClientSSLOptions;
 import io.vertx.core.net.NetClientOptions;
+import io.vertx.core.net.PemTrustOptions;
 import io.vertx.mysqlclient.MySQLBuilder;
 import io.vertx.mysqlclient.MySQLConnectOptions;
 import io.vertx.mysqlclient.MySQLConnection;
@@ -13,10 +15,12 @@ import io.vertx.pgclient.PgConnection;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.PoolOptions;
 import io.vertx.sqlclient.SqlConnection;
+import io.vertx.sqlclient.SqlConnectOptions;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import javax.net.ssl.SSLException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
@@ -87,7 +91,7 @@ public final class SqlStores {
     long lockWaitMs = Math.max(1_000, attemptTimeoutMs / 3);
     int serverIdleSeconds = (int) Math.max(MIN_SERVER_IDLE_SECONDS, 2 * attemptTimeoutMs / 1000);
     if (options.isPostgres()) {
-      PgConnectOptions connect = pgConnectOptions(options)
+      PgConnectOptions connect = pgConnect(options)
         // session settings sent at start-up: the server gives up on a statement we no longer wait for, a flush
         // waiting on a row lock fails (55P03, retried on other slots) well before that, and the server notices a
         // vanished gateway by keepalive
@@ -98,7 +102,7 @@ public final class SqlStores {
         .addProperty("tcp_keepalives_count", "3");
       return () -> PgBuilder.pool().with(poolOptions).with(netOptions()).connectingTo(connect).using(vertx).build();
     }
-    MySQLConnectOptions connect = mySqlConnectOptions(options).setPipeliningLimit(MYSQL_PIPELINING_LIMIT);
+    MySQLConnectOptions connect = mysqlConnect(options).setPipeliningLimit(MYSQL_PIPELINING_LIMIT);
     // A gateway that dies or is cut off between its upserts and COMMIT leaves its row locks — and its uncommitted
     // flush id, which the retry of the same flush must wait for — to the server until the session ends: wait_timeout
     // ends it (default 8 hours; here twice the attempt timeout). Our own flushes give up waiting for such a lock after
@@ -125,12 +129,19 @@ public final class SqlStores {
   public static Pool pool(Vertx vertx, DatabaseOptions options, String poolName, int poolSize) {
     PoolOptions poolOptions = new PoolOptions().setName(poolName).setMaxSize(poolSize)
       .setConnectionTimeout(CONNECT_TIMEOUT_MS).setConnectionTimeoutUnit(TimeUnit.MILLISECONDS);
+    return plainPool(vertx, options, poolOptions);
+  }
+
+  /**
+   * A pool of {@code poolOptions} on the configured database with nothing but the connection settings every pool of
+   * the gateway shares ({@link #pgConnect}, {@link #mysqlConnect}): server, credentials and TLS.
+   */
+  public static Pool plainPool(Vertx vertx, DatabaseOptions options, PoolOptions poolOptions) {
     if (options.isPostgres()) {
-      return PgBuilder.pool().with(poolOptions).with(netOptions()).connectingTo(pgConnectOptions(options))
-        .using(vertx).build();
+      return PgBuilder.pool().with(poolOptions).with(netOptions()).connectingTo(pgConnect(options)).using(vertx).build();
     }
-    return MySQLBuilder.pool().with(poolOptions).with(netOptions()).connectingTo(mySqlConnectOptions(options))
-      .using(vertx).build();
+    return MySQLBuilder.pool().with(poolOptions).with(netOptions()).connectingTo(mysqlConnect(options)).using(vertx)
+      .build();
   }
 
   /**
@@ -142,26 +153,88 @@ public final class SqlStores {
    */
   public static Future<Void> probe(Vertx vertx, DatabaseOptions options, long timeoutMs) {
     Future<? extends SqlConnection> connecting = options.isPostgres()
-      ? PgConnection.connect(vertx, pgConnectOptions(options))
-      : MySQLConnection.connect(vertx, mySqlConnectOptions(options));
+      ? PgConnection.connect(vertx, pgConnect(options))
+      : MySQLConnection.connect(vertx, mysqlConnect(options));
     // also a connection that is made only after the deadline
     connecting.onSuccess(SqlConnection::close);
     return connecting.<Void>mapEmpty().timeout(timeoutMs, TimeUnit.MILLISECONDS);
   }
 
-  /** Where and as whom every PostgreSQL connection of the gateway connects. */
-  private static PgConnectOptions pgConnectOptions(DatabaseOptions options) {
-    return new PgConnectOptions()
-      .setHost(options.getHost()).setPort(options.getPort()).setDatabase(options.getName())
-      .setUser(options.getUser()).setPassword(options.getPassword())
-      .setCachePreparedStatements(true);
+  /**
+   * How every PostgreSQL connection of the gateway reaches the server: one place, so no pool (writes, reads, jobs,
+   * lanes, schema) can be built without the configured TLS.
+   */
+  static PgConnectOptions pgConnect(DatabaseOptions options) {
+    return server(new PgConnectOptions(), options).setSslMode(switch (options.getSslMode()) {
+      case DISABLE -> io.vertx.pgclient.SslMode.DISABLE;
+      case REQUIRE -> io.vertx.pgclient.SslMode.REQUIRE;
+      case VERIFY_CA -> io.vertx.pgclient.SslMode.VERIFY_CA;
+      case VERIFY_FULL -> io.vertx.pgclient.SslMode.VERIFY_FULL;
+    });
   }
 
-  /** Where and as whom every MySQL / MariaDB connection of the gateway connects. */
-  private static MySQLConnectOptions mySqlConnectOptions(DatabaseOptions options) {
-    return new MySQLConnectOptions()
-      .setHost(options.getHost()).setPort(options.getPort()).setDatabase(options.getName())
+  /** As {@link #pgConnect}, for MySQL / MariaDB (whose names for the same modes differ). */
+  static MySQLConnectOptions mysqlConnect(DatabaseOptions options) {
+    return server(new MySQLConnectOptions(), options).setSslMode(switch (options.getSslMode()) {
+      case DISABLE -> io.vertx.mysqlclient.SslMode.DISABLED;
+      case REQUIRE -> io.vertx.mysqlclient.SslMode.REQUIRED;
+      case VERIFY_CA -> io.vertx.mysqlclient.SslMode.VERIFY_CA;
+      case VERIFY_FULL -> io.vertx.mysqlclient.SslMode.VERIFY_IDENTITY;
+    });
+  }
+
+  /** The server, the credentials and the TLS trust, the same for both dialects. */
+  private static <T extends SqlConnectOptions> T server(T connect, DatabaseOptions options) {
+    connect.setHost(options.getHost()).setPort(options.getPort()).setDatabase(options.getName())
       .setUser(options.getUser()).setPassword(options.getPassword())
       .setCachePreparedStatements(true);
+    if (options.getSslMode() != DatabaseOptions.SslMode.DISABLE) {
+      connect.setSslOptions(sslOptions(options));
+    }
+    return connect;
+  }
+
+  /**
+   * libpq's meaning of the modes, for both dialects: {@code require} without a CA file encrypts and checks nothing;
+   * with one (and in the verify modes) the chain must lead to it; {@code verify-full} also checks that the certificate
+   * names the host (RFC 2818 rules, as HTTPS).
+   */
+  private static ClientSSLOptions sslOptions(DatabaseOptions options) {
+    ClientSSLOptions ssl = new ClientSSLOptions()
+      .setHostnameVerificationAlgorithm(options.getSslMode() == DatabaseOptions.SslMode.VERIFY_FULL ? "HTTPS" : "");
+    if (options.getSslCaFile() != null) {
+      ssl.setTrustOptions(new PemTrustOptions().addCertPath(options.getSslCaFile()));
+    } else {
+      ssl.setTrustAll(true);
+    }
+    return ssl;
+  }
+
+  /**
+   * A failure to reach the database at start, said in one line that names the TLS settings where they are the likely
+   * cause: a certificate the CA file does not vouch for, or a server that wants TLS from a client that has it off.
+   */
+  public static Throwable explainStartFailure(DatabaseOptions options, Throwable failure) {
+    String mode = DatabaseOptions.SSL_MODE.name() + " " + options.getSslMode().text();
+    for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
+      String message = String.valueOf(cause.getMessage());
+      // the PostgreSQL client reports a refused certificate as a VertxException without its cause
+      if (cause instanceof SSLException || message.contains("SSL handshake failed")) {
+        return new IllegalStateException("TLS to the database " + options.getHost() + ":" + options.getPort()
+          + " failed (" + mode + (options.getSslCaFile() == null ? "" : ", " + DatabaseOptions.SSL_CA_FILE.name() + " "
+          + options.getSslCaFile()) + "): " + oneLine(cause), failure);
+      }
+      if (options.getSslMode() == DatabaseOptions.SslMode.DISABLE && (message.contains("no encryption")
+        || message.contains("SSL") || message.contains("secure transport"))) {
+        return new IllegalStateException("the database " + options.getHost() + ":" + options.getPort()
+          + " refused a connection without TLS (" + mode + "; set require, verify-ca or verify-full): "
+          + oneLine(cause), failure);
+      }
+    }
+    return failure;
+  }
+
+  private static String oneLine(Throwable cause) {
+    return String.valueOf(cause.getMessage()).replaceAll("\\s+", " ").trim();
   }
 }

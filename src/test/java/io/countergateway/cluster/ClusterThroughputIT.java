@@ -79,7 +79,8 @@ class ClusterThroughputIT {
     }
     long batched = run(vertx, BATCH_SENDERS, () -> counters.incrementAll(batch).map((long) BATCH));
     Pool sql = PgBuilder.pool().connectingTo(new PgConnectOptions().setHost(database.getString("host"))
-      .setPort(database.getInteger("port")).setDatabase(database.getString("name")).setUser(database.getString("user")))
+      .setPort(database.getInteger("port")).setDatabase(database.getString("name")).setUser(database.getString("user"))
+        .setPassword(database.getString("password")))
       .using(vertx).build();
     long sum = await(sql.query("SELECT COALESCE(SUM(count), 0) FROM " + table).execute()
       .map(rows -> rows.iterator().next().getNumeric(0).longValue()));

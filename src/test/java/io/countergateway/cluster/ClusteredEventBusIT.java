@@ -66,7 +66,8 @@ class ClusteredEventBusIT {
     gateways.forEach(gateway -> gateway.awaitListening(Duration.ofSeconds(90)));
     counters = new CounterClient(vertx, CLIENT_TIMEOUT_MS);
     sql = PgBuilder.pool().connectingTo(new PgConnectOptions().setHost(database.getString("host"))
-      .setPort(database.getInteger("port")).setDatabase(database.getString("name")).setUser(database.getString("user")))
+      .setPort(database.getInteger("port")).setDatabase(database.getString("name")).setUser(database.getString("user"))
+        .setPassword(database.getString("password")))
       .using(vertx).build();
   }
 

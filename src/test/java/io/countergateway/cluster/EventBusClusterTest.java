@@ -5,11 +5,19 @@ import com.hazelcast.config.JoinConfig;
 import io.countergateway.config.ClusterOptions;
 import io.countergateway.config.ConfigException;
 import io.countergateway.config.GatewayConfig;
+import io.vertx.core.eventbus.EventBusOptions;
+import io.vertx.core.http.ClientAuth;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
+import io.vertx.core.net.PemKeyCertOptions;
+import io.vertx.core.net.PemTrustOptions;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -33,6 +41,22 @@ class EventBusClusterTest {
     assertThat(config.getProperty("hazelcast.local.localAddress")).isEqualTo("10.0.0.5");
     // Vert.x's subscription maps keep their backups
     assertThat(config.getMultiMapConfig("__vertx.subs").getBackupCount()).isEqualTo(1);
+  }
+
+  @Test
+  @DisplayName("with cluster.tls the event bus runs TLS with the member's certificate and requires one of the cluster's CA from every peer")
+  void mutualTls(@TempDir Path dir) throws IOException {
+    JsonObject tls = new JsonObject();
+    for (String name : List.of("certFile", "keyFile", "caFile")) {
+      tls.put(name, Files.writeString(dir.resolve(name), "-----BEGIN CERTIFICATE-----\n").toString());
+    }
+    EventBusOptions secured = EventBusCluster.eventBusOptions(ClusterOptions.fromJson(new JsonObject().put("tls", tls)));
+    assertThat(secured.isSsl()).isTrue();
+    assertThat(secured.getClientAuth()).isEqualTo(ClientAuth.REQUIRED);
+    assertThat(secured.isTrustAll()).isFalse();
+    assertThat(((PemKeyCertOptions) secured.getKeyCertOptions()).getCertPath()).isEqualTo(tls.getString("certFile"));
+    assertThat(((PemTrustOptions) secured.getTrustOptions()).getCertPaths()).containsExactly(tls.getString("caFile"));
+    assertThat(EventBusCluster.eventBusOptions(ClusterOptions.fromJson(new JsonObject())).isSsl()).isFalse();
   }
 
   @Test

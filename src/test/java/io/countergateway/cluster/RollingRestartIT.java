@@ -78,7 +78,8 @@ class RollingRestartIT {
     gateways.forEach(gateway -> gateway.awaitListening(Duration.ofSeconds(90)));
     Pool sql = postgres
       ? PgBuilder.pool().connectingTo(new PgConnectOptions().setHost(database.getString("host"))
-        .setPort(database.getInteger("port")).setDatabase(database.getString("name")).setUser(database.getString("user")))
+        .setPort(database.getInteger("port")).setDatabase(database.getString("name")).setUser(database.getString("user"))
+        .setPassword(database.getString("password")))
         .using(vertx).build()
       : MySQLBuilder.pool().connectingTo(new MySQLConnectOptions().setHost(database.getString("host"))
         .setPort(database.getInteger("port")).setDatabase(database.getString("name")).setUser(database.getString("user"))

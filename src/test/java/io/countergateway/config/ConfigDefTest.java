@@ -129,7 +129,7 @@ class ConfigDefTest {
     assertThat(DatabaseOptions.fromJson(new JsonObject().put("kind", "mariadb")).getPort()).isEqualTo(3306);
     assertThat(DatabaseOptions.fromJson(new JsonObject().put("kind", "mariadb")).getUser()).isEqualTo("root");
     DatabaseOptions embedded = DatabaseOptions.fromJson(new JsonObject());
-    DatabaseOptions moved = embedded.withEndpoint("127.0.0.1", 54321, "gateway");
+    DatabaseOptions moved = embedded.withEndpoint("127.0.0.1", 54321, "gateway", "secret");
     assertThat(moved.getPort()).isEqualTo(54321);
     assertThat(embedded.getPort()).as("the original is unchanged").isZero();
     assertThatThrownBy(() -> CompactionOptions.fromJson(new JsonObject().put("batchSiz", 3)))

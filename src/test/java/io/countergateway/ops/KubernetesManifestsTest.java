@@ -2,6 +2,7 @@ package io.countergateway.ops;
 
 import io.countergateway.runtime.GatewayServices;
 import io.countergateway.runtime.GatewayState;
+import io.countergateway.config.ClusterOptions;
 import io.countergateway.config.ConfigLoader;
 import io.countergateway.config.GatewayConfig;
 import io.countergateway.http.HttpApi;
@@ -21,6 +22,9 @@ import io.fabric8.kubernetes.api.model.VolumeMount;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.api.model.autoscaling.v2.HorizontalPodAutoscaler;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyIngressRule;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyPeer;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -302,6 +306,51 @@ class KubernetesManifestsTest {
       .as("namespaces.%s.slots against %d lane slots (ingest verticles x maxReplicas x (maxInFlight + 1))",
         namespace.getName(), laneSlots)
       .isGreaterThanOrEqualTo(laneSlots));
+    checkNetworkPolicy(objects, podLabels, config);
+  }
+
+  /**
+   * The gateway's HTTP port only from pods labelled as its clients and from the monitoring namespace; the cluster's
+   * membership and event-bus ports only from the gateway's own pods; nothing else reaches the pods.
+   */
+  private static void checkNetworkPolicy(List<HasMetadata> objects, Map<String, String> podLabels, GatewayConfig config) {
+    NetworkPolicy policy = only(objects, NetworkPolicy.class).get(0);
+    assertThat(podLabels).containsAllEntriesOf(policy.getSpec().getPodSelector().getMatchLabels());
+    assertThat(policy.getSpec().getPolicyTypes()).containsExactly("Ingress");
+    Map<Set<Integer>, List<NetworkPolicyPeer>> peersByPorts = new HashMap<>();
+    for (NetworkPolicyIngressRule rule : policy.getSpec().getIngress()) {
+      Set<Integer> ports = rule.getPorts().stream().map(port -> {
+        assertThat(port.getProtocol()).isEqualTo("TCP");
+        return port.getPort().getIntVal();
+      }).collect(Collectors.toSet());
+      assertThat(rule.getFrom()).as("a rule for ports %s names who may connect", ports).isNotEmpty();
+      peersByPorts.put(ports, rule.getFrom());
+    }
+    int clusterPort = ClusterOptions.PORT.defaultValue();
+    int busPort = 5702; // cluster.busPort as the README's Kubernetes recipe fixes it (its default picks a free port)
+    assertThat(peersByPorts.keySet()).containsExactlyInAnyOrder(Set.of(config.getHttp().getPort()),
+      Set.of(clusterPort, busPort));
+
+    List<NetworkPolicyPeer> httpPeers = peersByPorts.get(Set.of(config.getHttp().getPort()));
+    assertThat(httpPeers).allSatisfy(peer -> assertThat(peer.getIpBlock()).as("no address ranges").isNull());
+    assertThat(httpPeers).anySatisfy(peer -> {
+      assertThat(peer.getNamespaceSelector()).isNull();
+      assertThat(peer.getPodSelector().getMatchLabels()).containsExactly(Map.entry("counter-gateway-client", "true"));
+    });
+    assertThat(httpPeers).anySatisfy(peer -> {
+      assertThat(peer.getPodSelector()).isNull();
+      assertThat(peer.getNamespaceSelector().getMatchLabels())
+        .containsExactly(Map.entry("kubernetes.io/metadata.name", "monitoring"));
+    });
+    assertThat(httpPeers).hasSize(2);
+
+    List<NetworkPolicyPeer> clusterPeers = peersByPorts.get(Set.of(clusterPort, busPort));
+    assertThat(clusterPeers).singleElement().satisfies(peer -> {
+      assertThat(peer.getNamespaceSelector()).as("this namespace only").isNull();
+      assertThat(peer.getIpBlock()).isNull();
+      assertThat(podLabels).containsAllEntriesOf(peer.getPodSelector().getMatchLabels());
+      assertThat(peer.getPodSelector().getMatchLabels()).isNotEmpty();
+    });
   }
 
   /** Non-root, read-only root filesystem with a writable /tmp, and resources for every container. */

@@ -11,6 +11,7 @@ import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.api.model.autoscaling.v2.HorizontalPodAutoscaler;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
 
 import java.io.IOException;
@@ -41,7 +42,8 @@ final class Manifests {
     "Service", Service.class,
     "ConfigMap", ConfigMap.class,
     "PodDisruptionBudget", PodDisruptionBudget.class,
-    "HorizontalPodAutoscaler", HorizontalPodAutoscaler.class);
+    "HorizontalPodAutoscaler", HorizontalPodAutoscaler.class,
+    "NetworkPolicy", NetworkPolicy.class);
 
   /** The part of kustomize's schema this project uses; anything else in a kustomization.yaml fails to read. */
   record Kustomization(String apiVersion, String kind, List<String> resources, List<Generator> configMapGenerator,

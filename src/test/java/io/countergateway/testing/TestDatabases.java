@@ -64,7 +64,7 @@ public final class TestDatabases {
     if (postgres == null) {
       startPostgres();
     }
-    return config("postgres", postgresPort, "postgres");
+    return config("postgres", postgresPort, "postgres", postgres.password());
   }
 
   /** Stops the embedded PostgreSQL, keeping its data and port for {@link #startPostgresAgain()}. */
@@ -90,7 +90,7 @@ public final class TestDatabases {
     if (!mariaDbRunning) {
       startMariaDb();
     }
-    return config("mysql", mariaDb.getConfiguration().getPort(), "root");
+    return config("mysql", mariaDb.getConfiguration().getPort(), "root", "");
   }
 
   /** Stops the embedded MariaDB, keeping its data and port for {@link #startMariaDbAgain()}. */
@@ -115,14 +115,15 @@ public final class TestDatabases {
     }
   }
 
-  private static JsonObject config(String kind, int port, String user) {
+  /** {@code password}: the embedded PostgreSQL's own (made at its first start, kept in its data directory). */
+  private static JsonObject config(String kind, int port, String user, String password) {
     return new JsonObject()
         .put("kind", kind)
         .put("host", "127.0.0.1")
         .put("port", port)
         .put("name", DATABASE)
         .put("user", user)
-        .put("password", "");
+        .put("password", password);
   }
 
   private static void startPostgres() {
@@ -163,8 +164,14 @@ public final class TestDatabases {
             .setTmpDir(MARIADB_HOME.resolve("tmp").toString())
             .setDeletingTemporaryBaseAndDataDirsOnShutdown(false)
             .addArg("--bind-address=127.0.0.1")
-            .addArg("--skip-ssl")
             .addArg("--pid-file=" + pidFile);
+    // TLS offered, not required (the tests' plain connections go on as before), with a certificate of a CA the
+    // tests make, so that a gateway's database.ssl modes can be shown against it
+    Path tls = mariaDbTlsFiles();
+    builder
+        .addArg("--ssl-cert=" + tls.resolve("server.crt"))
+        .addArg("--ssl-key=" + tls.resolve("server.key"))
+        .addArg("--ssl-ca=" + tls.resolve("ca.crt"));
     Path socket = MARIADB_HOME.resolve("mariadbd.sock");
     if (socket.toString().length() < 100) { // unix socket paths are limited to 107 bytes
       builder.setSocket(socket.toString());
@@ -174,6 +181,20 @@ public final class TestDatabases {
     }
     DBConfiguration configuration = builder.build();
     return DB.newEmbeddedDB(configuration);
+  }
+
+  /** The PEM CA file that vouches for the embedded MariaDB's certificate (for localhost and 127.0.0.1). */
+  public static synchronized Path mariaDbCaFile() {
+    mariadb();
+    return MARIADB_HOME.resolve("tls").resolve("ca.crt");
+  }
+
+  private static Path mariaDbTlsFiles() {
+    Path tls = MARIADB_HOME.resolve("tls");
+    TestCertificates.Authority authority = TestCertificates.authority("embedded MariaDB test CA");
+    authority.issue("localhost", "localhost", "127.0.0.1").write(tls.resolve("server.crt"), tls.resolve("server.key"));
+    authority.writeCertificate(tls.resolve("ca.crt"));
+    return tls;
   }
 
   /** Creates the database through Vert.x, as the gateway would connect: TCP, root, no password. */
