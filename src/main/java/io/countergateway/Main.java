@@ -3,11 +3,9 @@ package io.countergateway;
 import io.countergateway.cluster.EventBusCluster;
 import io.countergateway.config.ConfigException;
 import io.countergateway.config.ConfigLoader;
-import io.countergateway.config.DatabaseOptions;
 import io.countergateway.config.GatewayConfig;
 import io.countergateway.logging.LogSetup;
 import io.countergateway.metrics.VertxMetrics;
-import io.countergateway.store.EmbeddedPostgresServer;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.vertx.core.Future;
@@ -19,7 +17,6 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import sun.misc.Signal;
 
-import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
@@ -66,10 +63,6 @@ public final class Main implements Callable<Integer> {
       LOG.info("joined cluster '{}' as {}:{}", config.getCluster().getName(), config.getCluster().getHost(),
         config.getCluster().getPort());
     }
-    EmbeddedPostgresServer embedded = startEmbeddedDatabase(config.getDatabase());
-    if (embedded != null) {
-      config = config.withDatabase(config.getDatabase().withEndpoint("127.0.0.1", embedded.port(), embedded.user()));
-    }
     Gateway gateway;
     try {
       gateway = await(Gateway.start(vertx, config, registry));
@@ -88,14 +81,12 @@ public final class Main implements Callable<Integer> {
         gateway.stop().onComplete(done -> stopped.countDown());
       }
     };
-    // Our own signal handlers, not a shutdown hook: the flush must finish before the embedded database stops.
+    // Our own signal handlers, not a shutdown hook: the flush must finish before the embedded database stops
+    // (Gateway.stop stops it last).
     Signal.handle(new Signal("TERM"), signal -> shutdown.run());
     Signal.handle(new Signal("INT"), signal -> shutdown.run());
     stopped.await();
     closeVertx(running);
-    if (embedded != null) {
-      embedded.close();
-    }
     LOG.info("stopped");
     return 0;
   }
@@ -114,15 +105,6 @@ public final class Main implements Callable<Integer> {
     } catch (ExecutionException e) {
       LOG.warn("closing Vert.x failed: {}", e.getCause().toString());
     }
-  }
-
-  private static EmbeddedPostgresServer startEmbeddedDatabase(DatabaseOptions database) {
-    if (database.getKind() != DatabaseOptions.Kind.EMBEDDED_POSTGRES) {
-      return null;
-    }
-    Path dataDir = Path.of(database.getDataDir()).toAbsolutePath().normalize();
-    LOG.info("starting embedded PostgreSQL with data in {}", dataDir);
-    return EmbeddedPostgresServer.start(dataDir, database.getPort(), database.getName());
   }
 
   static <T> T await(Future<T> future) throws Exception {
