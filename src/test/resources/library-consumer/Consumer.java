@@ -19,12 +19,23 @@ import java.util.concurrent.TimeUnit;
  */
 public class Consumer {
   public static void main(String[] args) throws Exception {
+    Vertx vertx = Vertx.vertx();
+    try {
+      run(vertx, args);
+    } catch (Exception e) {
+      // Vert.x's threads would keep the JVM alive: say why it failed, close it and exit
+      System.out.println("failed: " + e);
+      vertx.close();
+      System.exit(1);
+    }
+  }
+
+  private static void run(Vertx vertx, String[] args) throws Exception {
     JsonObject json = new JsonObject()
       .put("http", new JsonObject().put("port", 0))
       .put("database", new JsonObject().put("dataDir", args[0]).put("port", Integer.parseInt(args[2])))
       .put("journal", new JsonObject().put("dir", args[1]))
       .put("namespaces", new JsonObject().put("downloads", new JsonObject().put("slots", 4)));
-    Vertx vertx = Vertx.vertx();
     Gateway gateway = await(Gateway.start(vertx, GatewayConfig.fromJson(json)));
     CounterClient counters = new CounterClient(vertx);
     long value = await(counters.increment("downloads", "repo:42", 3)

