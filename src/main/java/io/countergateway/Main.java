@@ -2,11 +2,9 @@ package io.countergateway;
 
 import io.countergateway.cluster.EventBusCluster;
 import io.countergateway.config.ConfigLoader;
-import io.countergateway.config.DatabaseOptions;
 import io.countergateway.config.GatewayConfig;
 import io.countergateway.logging.LogSetup;
 import io.countergateway.metrics.VertxMetrics;
-import io.countergateway.store.EmbeddedPostgresServer;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.vertx.core.Future;
@@ -20,7 +18,6 @@ import sun.misc.Signal;
 
 import java.io.IOException;
 import java.io.InputStream;
-import java.nio.file.Path;
 import java.util.Properties;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
@@ -74,26 +71,11 @@ public final class Main implements Callable<Integer> {
       LOG.info("joined cluster '{}' as {}:{}", config.getCluster().getName(), config.getCluster().getHost(),
         config.getCluster().getPort());
     }
-    EmbeddedPostgresServer embedded;
-    try {
-      embedded = startEmbeddedDatabase(config.getDatabase());
-    } catch (RuntimeException e) {
-      return refuseStart(vertx, 1, "database.dataDir: the embedded PostgreSQL did not start in "
-        + config.getDatabase().getDataDir() + ": " + StartFailures.cause(e), e);
-    }
-    if (embedded != null) {
-      config = config.withDatabase(config.getDatabase().withEndpoint("127.0.0.1", embedded.port(), embedded.user(),
-        embedded.password()));
-    }
     Gateway gateway;
     try {
       gateway = await(Gateway.start(vertx, config, registry));
     } catch (Exception e) {
-      int code = refuseStart(vertx, 1, StartFailures.starting(e, config), e);
-      if (embedded != null) {
-        embedded.close();
-      }
-      return code;
+      return refuseStart(vertx, 1, StartFailures.starting(e, config), e);
     }
 
     CountDownLatch stopped = new CountDownLatch(1);
@@ -105,15 +87,13 @@ public final class Main implements Callable<Integer> {
         gateway.stop().onComplete(done -> stopped.countDown());
       }
     };
-    // Our own signal handlers, not a shutdown hook: the flush must finish before the embedded database stops.
+    // Our own signal handlers, not a shutdown hook: the flush must finish before the embedded database stops
+    // (Gateway.stop stops it last).
     Signal.handle(new Signal("TERM"), signal -> shutdown.run());
     Signal.handle(new Signal("INT"), signal -> shutdown.run());
     stopped.await();
     // everything is flushed by now
     closeVertx(running, CLOSE_TIMEOUT_SECONDS, true);
-    if (embedded != null) {
-      embedded.close();
-    }
     LOG.info("stopped");
     return 0;
   }
@@ -168,15 +148,6 @@ public final class Main implements Callable<Integer> {
         LOG.warn("closing Vert.x failed: {}", e.getCause().toString());
       }
     }
-  }
-
-  private static EmbeddedPostgresServer startEmbeddedDatabase(DatabaseOptions database) {
-    if (database.getKind() != DatabaseOptions.Kind.EMBEDDED_POSTGRES) {
-      return null;
-    }
-    Path dataDir = Path.of(database.getDataDir()).toAbsolutePath().normalize();
-    LOG.info("starting embedded PostgreSQL with data in {}", dataDir);
-    return EmbeddedPostgresServer.start(dataDir, database.getPort(), database.getName());
   }
 
   /** {@code --version}: the project's version, written into {@code version.properties} by the build. */

@@ -9,9 +9,9 @@ import io.countergateway.config.HttpOptions;
 import io.countergateway.beacon.BeaconFilter;
 import io.countergateway.beacon.ClientLimits;
 import io.countergateway.metrics.HttpRouteMeters;
+import io.countergateway.metrics.PrometheusScrape;
 import io.countergateway.uniques.UniqueVisitors;
 import io.countergateway.model.ApiError;
-import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.vertx.core.Handler;
 import io.vertx.core.Vertx;
 import io.vertx.core.WorkerExecutor;
@@ -24,7 +24,6 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.CorsHandler;
-import io.vertx.micrometer.PrometheusScrapingHandler;
 
 /** The HTTP contract (written out in {@code src/main/resources/openapi.yaml}), as one router per ingest verticle. */
 public final class HttpApi {
@@ -151,10 +150,11 @@ public final class HttpApi {
 
     router.get("/health/live").handler(ctx -> Responses.json(ctx, 200, new JsonObject().put("status", "live")));
     router.get("/health/ready").handler(ctx -> ready(ctx, services, client));
-    if (services.registry() instanceof PrometheusMeterRegistry prometheus) {
+    router.get("/health/accepting").handler(ctx -> accepting(ctx, services));
+    Handler<RoutingContext> scrape = PrometheusScrape.handlerOrNull(services.registry());
+    if (scrape != null) {
       // with tokens, a scrape needs the read right (Prometheus: authorization.credentials_file, README Security)
-      router.get("/metrics").handler(BearerAuth.require(vertx, tokens, Right.READ))
-        .handler(PrometheusScrapingHandler.create(prometheus));
+      router.get("/metrics").handler(BearerAuth.require(vertx, tokens, Right.READ)).handler(scrape);
     }
     errorPages(router);
     return new Routes(router, increments, bodies);
@@ -215,6 +215,23 @@ public final class HttpApi {
   /** Whether this request is a HEAD routed as its GET: it gets the GET's answer, and changes nothing. */
   static boolean isHead(RoutingContext ctx) {
     return Boolean.TRUE.equals(ctx.get(HttpRouteMeters.HEAD_AS_GET));
+  }
+
+  /**
+   * Whether an increment would be taken now: not draining, no coalescer shedding (pending counters or the journal
+   * full). Unlike readiness it ignores a database outage, which the journal rides out (`ack=accepted` is answered
+   * 202 meanwhile): the readiness of a web pod whose sidecar gateway stands in for the counter database must not
+   * follow that database (README "The sidecar pattern").
+   */
+  private static void accepting(RoutingContext ctx, GatewayServices services) {
+    if (services.state().isDraining()) {
+      Responses.json(ctx, 503, new JsonObject().put("status", "not_accepting").put("reason", "shutting down"));
+    } else if (services.state().sheddingWriters() > 0) {
+      Responses.json(ctx, 503, new JsonObject().put("status", "not_accepting")
+        .put("reason", "pending counters or the journal are full"));
+    } else {
+      Responses.json(ctx, 200, new JsonObject().put("status", "accepting"));
+    }
   }
 
   /**

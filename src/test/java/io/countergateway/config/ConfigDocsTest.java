@@ -37,7 +37,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  *   per-entry key ({@code namespaces.<name>.*}, {@code rollups[].*}) appears at least once, set or as a commented-out
  *   line. A commented-out setting is a comment whose text is a YAML {@code key: value} line (or a {@code - } list
  *   item): removing {@code "# "} must leave valid YAML, so prose comments must not start with {@code word:}.</li>
- *   <li><b>conf/postgres.yaml, conf/mysql.yaml, conf/kubernetes.yaml</b> (the last is the k8s ConfigMap; the k8s
+ *   <li><b>conf/postgres.yaml, conf/mysql.yaml, conf/kubernetes.yaml, conf/container.yaml</b> (the k8s ConfigMap and the
+ *   image's default; the k8s
  *   overlays hold no configuration file, only {@code CG_*} variables, which {@code KubernetesManifestsTest} checks)
  *   set only what their setup needs: every key they name, set or commented out, must exist.</li>
  * </ul>
@@ -101,7 +102,7 @@ class ConfigDocsTest {
   }
 
   @ParameterizedTest(name = "{0}")
-  @ValueSource(strings = {"conf/postgres.yaml", "conf/mysql.yaml", "conf/kubernetes.yaml"})
+  @ValueSource(strings = {"conf/postgres.yaml", "conf/mysql.yaml", "conf/kubernetes.yaml", "conf/container.yaml"})
   @DisplayName("the other shipped files name only existing keys, with values they accept")
   void partialFilesNameRealKeys(String file) throws IOException {
     assertThat(fileProblems(Path.of(file), false)).isEmpty();

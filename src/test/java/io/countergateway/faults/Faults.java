@@ -54,8 +54,17 @@ final class Faults {
 
   /** The status of {@code GET /health/ready}, or 0 without an answer. */
   static int ready(WebClient client) {
+    return health(client, "/health/ready");
+  }
+
+  /** The status of {@code GET /health/accepting} (a sidecar's readiness), or 0 without an answer. */
+  static int accepting(WebClient client) {
+    return health(client, "/health/accepting");
+  }
+
+  private static int health(WebClient client, String path) {
     try {
-      return await(client.get("/health/ready").timeout(5_000).send(), 10).statusCode();
+      return await(client.get(path).timeout(5_000).send(), 10).statusCode();
     } catch (RuntimeException e) {
       return 0;
     }

@@ -154,6 +154,8 @@ abstract class JournalFaultTest extends FaultTest {
       await(db.readOnly(admin, true), 30);
       Map<String, Integer> statuses = beacons(client, prefix, BEACONS);
       assertThat(statuses.values()).as("beacons during the outage").containsOnly(204).hasSize(BEACONS);
+      // the database is out, the journal takes increments: a web pod whose sidecar this is stays in its Service
+      assertThat(Faults.accepting(client)).as("/health/accepting during the outage").isEqualTo(200);
 
       if (kill) {
         gateway.kill();
@@ -235,6 +237,7 @@ abstract class JournalFaultTest extends FaultTest {
       assertThat(refused503).as("beacons refused by the full journal").isPositive();
       assertThat(statuses.values()).as("statuses").containsOnly(204, 503);
       assertThat(Faults.ready(client)).as("readiness while the journal is full").isEqualTo(503);
+      assertThat(Faults.accepting(client)).as("/health/accepting while the journal is full").isEqualTo(503);
       await(db.readOnly(admin, false), 30);
       Map<String, Long> sums = awaitSum(prefix, answered204, 60_000);
       assertThat(sum(sums)).as("SUM = 204s (%d refused)", refused503).isEqualTo(answered204);

@@ -157,6 +157,7 @@ abstract class FrontDoorContractTest {
       Exchange.of("resetCounter", "DELETE", "/v1/counters/likes/" + id, null, auth, writer),
       Exchange.of("healthLive", "GET", "/health/live", null),
       Exchange.of("healthReady", "GET", "/health/ready", null),
+      Exchange.of("healthAccepting", "GET", "/health/accepting", null),
       Exchange.of("metrics", "GET", "/metrics", null, auth, writer),
       Exchange.of("metrics", "GET", "/metrics", null));
   }
@@ -188,7 +189,7 @@ abstract class FrontDoorContractTest {
       "beaconPost 413", "beaconPreflight 204", "beaconScript 200", "beaconScript 304", "openapiDocument 200",
       "openapiDocument 304", "readCounter 200", "readCounter 400", "readCounter 401", "readCounter 404", "readCounters 200",
       "readCounters 400", "resetCounter 204", "resetCounter 401", "resetCounter 403", "healthLive 200",
-      "healthReady 200", "metrics 200", "metrics 401");
+      "healthReady 200", "healthAccepting 200", "metrics 200", "metrics 401");
   }
 
   @Test

@@ -6,6 +6,7 @@ import io.countergateway.config.ClusterOptions;
 import io.countergateway.config.ConfigLoader;
 import io.countergateway.config.GatewayConfig;
 import io.countergateway.http.HttpApi;
+import com.fasterxml.jackson.databind.JsonNode;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.EnvFromSource;
@@ -17,6 +18,7 @@ import io.fabric8.kubernetes.api.model.PodSpec;
 import io.fabric8.kubernetes.api.model.PodTemplateSpec;
 import io.fabric8.kubernetes.api.model.Probe;
 import io.fabric8.kubernetes.api.model.Service;
+import io.fabric8.kubernetes.api.model.ServiceAccount;
 import io.fabric8.kubernetes.api.model.Volume;
 import io.fabric8.kubernetes.api.model.VolumeMount;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
@@ -39,7 +41,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
-import javax.xml.parsers.DocumentBuilderFactory;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
@@ -69,6 +70,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class KubernetesManifestsTest {
   private static final String IMAGE = "counter-gateway";
+  private static final String NAME_LABEL = "app.kubernetes.io/name";
+  /** The HPA's per-pod metric, which prometheus-adapter derives from gateway_http_requests_total. */
+  private static final String REQUESTS_PER_SECOND = "gateway_http_requests_per_second";
   private static final Pattern LOCAL_URL = Pattern.compile("https?://[^\\s\"']+");
   private static Vertx vertx;
 
@@ -122,11 +126,20 @@ class KubernetesManifestsTest {
 
     assertThat(routes).contains("/health/live", "/health/ready", "/metrics");
     assertThat(gateway.getPorts()).allSatisfy(p -> assertThat(p.getContainerPort()).isEqualTo(port));
+    assertThat(gateway.getStartupProbe()).as("the gateway's startup probe").isNotNull();
     for (Probe probe : Stream.of(gateway.getStartupProbe(), gateway.getReadinessProbe(), gateway.getLivenessProbe())
       .filter(Objects::nonNull).toList()) {
       HTTPGetAction get = probe.getHttpGet();
-      assertThat(routes).as("probe path").contains(get.getPath());
-      assertThat(portNumber(get.getPort(), gateway)).as("probe port").isEqualTo(port);
+      if (get == null) {
+        // an exec probe of a loopback gateway: the URL it asks
+        URI uri = URI.create(probeUrl(probe));
+        assertThat(uri.getHost()).as("exec probe host").isEqualTo(config.getHttp().getHost());
+        assertThat(routes).as("probe path").contains(uri.getPath());
+        assertThat(uri.getPort()).as("probe port").isEqualTo(port);
+      } else {
+        assertThat(routes).as("probe path").contains(get.getPath());
+        assertThat(portNumber(get.getPort(), gateway)).as("probe port").isEqualTo(port);
+      }
     }
     long preStopSeconds = gateway.getLifecycle() == null ? 0
       : gateway.getLifecycle().getPreStop().getSleep().getSeconds();
@@ -155,18 +168,23 @@ class KubernetesManifestsTest {
         assertThat(uri.getPort()).isEqualTo(port);
         assertThat(uri.getPath().isEmpty() || routes.contains(uri.getPath())).as(url).isTrue();
       });
+      // a counter-database outage must not take the web tier out of its Service: the web pod's readiness asks
+      // whether the sidecar takes increments (into its journal), not whether the database answers
+      assertThat(pod.getContainers()).allSatisfy(web -> assertThat(URI.create(probeUrl(web.getReadinessProbe())).getPath())
+        .as(web.getName() + " readiness").isEqualTo("/health/accepting"));
+      assertThat(gateway.getReadinessProbe()).as("the sidecar's readiness is the web container's").isNull();
     } else {
       assertThat(config.getAuth().isEnabled()).as("a gateway behind a Service carries tokens, never anonymous").isTrue();
       checkServiceAndScaling(objects, workloads.get(0), template, gateway, config);
+      checkPlacementAndIdentity(objects, template);
     }
   }
 
   @Test
   @DisplayName("the image the manifests run is the one Jib builds from pom.xml")
   void imageMatchesThePom() throws Exception {
-    var pom = DocumentBuilderFactory.newInstance().newDocumentBuilder().parse(Path.of("pom.xml").toFile());
-    String version = pom.getDocumentElement().getElementsByTagName("version").item(0).getTextContent();
-    String imageName = pom.getDocumentElement().getElementsByTagName("image.name").item(0).getTextContent();
+    String version = PomFile.version();
+    String imageName = PomFile.property("image.name");
     assertThat(imageName.replace("${project.version}", version)).isEqualTo(IMAGE + ":" + version);
     for (String dir : List.of("k8s/base", "k8s/overlays/sidecar")) {
       assertThat(Manifests.kustomization(Path.of(dir)).images()).as(dir)
@@ -351,6 +369,127 @@ class KubernetesManifestsTest {
       assertThat(podLabels).containsAllEntriesOf(peer.getPodSelector().getMatchLabels());
       assertThat(peer.getPodSelector().getMatchLabels()).isNotEmpty();
     });
+  }
+
+  /**
+   * Replicas spread over zones and nodes (so the PodDisruptionBudget's one-at-a-time means one node's loss), an
+   * identity without a mounted API token, the recommended labels on every object, and an autoscaler that scales on
+   * requests per pod as well as CPU.
+   */
+  private static void checkPlacementAndIdentity(List<HasMetadata> objects, PodTemplateSpec template) {
+    PodSpec pod = template.getSpec();
+    Map<String, String> selector = Map.of(NAME_LABEL, IMAGE);
+    assertThat(pod.getTopologySpreadConstraints()).as("topology spread")
+      .extracting(constraint -> constraint.getTopologyKey())
+      .containsExactlyInAnyOrder("topology.kubernetes.io/zone", "kubernetes.io/hostname");
+    assertThat(pod.getTopologySpreadConstraints()).allSatisfy(constraint -> {
+      assertThat(constraint.getMaxSkew()).isEqualTo(1);
+      assertThat(constraint.getLabelSelector().getMatchLabels()).isEqualTo(selector);
+    });
+    assertThat(pod.getAffinity().getPodAntiAffinity().getPreferredDuringSchedulingIgnoredDuringExecution())
+      .as("pod anti-affinity by node").anySatisfy(term -> {
+        assertThat(term.getPodAffinityTerm().getTopologyKey()).isEqualTo("kubernetes.io/hostname");
+        assertThat(term.getPodAffinityTerm().getLabelSelector().getMatchLabels()).isEqualTo(selector);
+      });
+
+    ServiceAccount account = only(objects, ServiceAccount.class).stream()
+      .filter(candidate -> candidate.getMetadata().getName().equals(pod.getServiceAccountName())).findFirst()
+      .orElseThrow(() -> new AssertionError("no ServiceAccount " + pod.getServiceAccountName()));
+    assertThat(account.getAutomountServiceAccountToken()).as("the ServiceAccount mounts no token").isFalse();
+    assertThat(pod.getAutomountServiceAccountToken()).as("the pod mounts no token").isFalse();
+
+    Map<String, String> recommended = recommendedLabels();
+    assertThat(template.getMetadata().getLabels()).as("pod labels").containsAllEntriesOf(recommended);
+    for (HasMetadata object : objects) {
+      if (!(object instanceof ConfigMap)) {
+        assertThat(object.getMetadata().getLabels()).as(kindAndName(object) + " labels").containsAllEntriesOf(recommended);
+      }
+    }
+
+    HorizontalPodAutoscaler autoscaler = only(objects, HorizontalPodAutoscaler.class).get(0);
+    assertThat(autoscaler.getSpec().getMetrics()).as("the autoscaler's metrics")
+      .anySatisfy(metric -> {
+        assertThat(metric.getType()).isEqualTo("Pods");
+        assertThat(metric.getPods().getMetric().getName()).isEqualTo(REQUESTS_PER_SECOND);
+        assertThat(metric.getPods().getTarget().getType()).isEqualTo("AverageValue");
+      })
+      .anySatisfy(metric -> {
+        assertThat(metric.getType()).isEqualTo("Resource");
+        assertThat(metric.getResource().getName()).isEqualTo("cpu");
+      });
+    // the per-pod metric exists only where prometheus-adapter makes it from the gateway's own counter
+    JsonNode adapterRule = MonitoringFiles.read(Manifests.YAML, MonitoringFiles.ADAPTER_RULES).path("rules").get(0);
+    assertThat(adapterRule.path("name").path("as").asText()).isEqualTo(REQUESTS_PER_SECOND);
+    assertThat(adapterRule.path("seriesQuery").asText()).startsWith("gateway_http_requests_total{");
+  }
+
+  /** app.kubernetes.io/* as Kubernetes recommends them, the version being the pom's. */
+  static Map<String, String> recommendedLabels() {
+    return Map.of(NAME_LABEL, IMAGE, "app.kubernetes.io/instance", IMAGE, "app.kubernetes.io/version", PomFile.version(),
+      "app.kubernetes.io/component", "gateway", "app.kubernetes.io/part-of", IMAGE,
+      "app.kubernetes.io/managed-by", "kustomize");
+  }
+
+  @Test
+  @DisplayName("the ServiceMonitor scrapes the gateway's Service on /metrics with a bearer token from a Secret")
+  void serviceMonitorScrapesWithAToken() {
+    List<HasMetadata> objects = Manifests.build(Path.of("k8s/overlays/postgres"));
+    Service service = only(objects, Service.class).get(0);
+    JsonNode monitor = MonitoringFiles.read(Manifests.YAML, MonitoringFiles.SERVICE_MONITOR);
+    assertThat(monitor.path("apiVersion").asText()).isEqualTo("monitoring.coreos.com/v1");
+    assertThat(monitor.path("kind").asText()).isEqualTo("ServiceMonitor");
+    assertThat(labelsOf(monitor)).containsAllEntriesOf(recommendedLabels());
+    Map<String, String> selector = new HashMap<>();
+    monitor.path("spec").path("selector").path("matchLabels").fields()
+      .forEachRemaining(entry -> selector.put(entry.getKey(), entry.getValue().asText()));
+    assertThat(selector).isNotEmpty();
+    assertThat(service.getMetadata().getLabels()).as("the Service's labels against the selector").containsAllEntriesOf(selector);
+
+    JsonNode endpoint = monitor.path("spec").path("endpoints").get(0);
+    assertThat(service.getSpec().getPorts()).extracting(port -> port.getName()).contains(endpoint.path("port").asText());
+    StatefulSet gateway = only(objects, StatefulSet.class).get(0);
+    GatewayConfig config = effectiveConfig(gateway.getSpec().getTemplate().getSpec().getContainers().get(0),
+      gateway.getSpec().getTemplate().getSpec(), objects);
+    assertThat(routes(config)).contains(endpoint.path("path").asText());
+    // /metrics needs the read right whenever tokens are set, as they are behind a Service
+    assertThat(config.getAuth().isEnabled()).isTrue();
+    JsonNode authorization = endpoint.path("authorization");
+    assertThat(authorization.path("type").asText()).isEqualTo("Bearer");
+    assertThat(authorization.path("credentials").path("name").asText()).isNotBlank();
+    assertThat(authorization.path("credentials").path("key").asText()).isNotBlank();
+
+    assertThat(Manifests.kustomization(MonitoringFiles.DIR).resourcesOrNone())
+      .containsExactlyInAnyOrder(MonitoringFiles.SERVICE_MONITOR.getFileName().toString(),
+        MonitoringFiles.PROMETHEUS_RULE.getFileName().toString());
+  }
+
+  @Test
+  @DisplayName("the PrometheusRule holds exactly the rules of alerts.yaml (-Dmonitoring.write=true writes it anew)")
+  void prometheusRuleIsGeneratedFromTheAlerts() throws IOException {
+    String expected = MonitoringFiles.prometheusRule(recommendedLabels());
+    String actual = Files.exists(MonitoringFiles.PROMETHEUS_RULE) ? Files.readString(MonitoringFiles.PROMETHEUS_RULE) : "";
+    if (!actual.equals(expected) && Boolean.getBoolean("monitoring.write")) {
+      Files.writeString(MonitoringFiles.PROMETHEUS_RULE, expected);
+      return;
+    }
+    assertThat(actual).as(MonitoringFiles.PROMETHEUS_RULE + " against alerts.yaml (write it with "
+      + "mvn -o -q test -Dtest=KubernetesManifestsTest -Dmonitoring.write=true)").isEqualTo(expected);
+    JsonNode rule = MonitoringFiles.read(Manifests.YAML, MonitoringFiles.PROMETHEUS_RULE);
+    assertThat(rule.path("spec").path("groups")).isEqualTo(MonitoringFiles.alertRules().path("groups"));
+  }
+
+  private static Map<String, String> labelsOf(JsonNode object) {
+    Map<String, String> labels = new HashMap<>();
+    object.path("metadata").path("labels").fields().forEachRemaining(entry -> labels.put(entry.getKey(), entry.getValue().asText()));
+    return labels;
+  }
+
+  /** The one URL an exec probe's command asks. */
+  private static String probeUrl(Probe probe) {
+    assertThat(probe).isNotNull();
+    assertThat(probe.getExec()).as("an exec probe").isNotNull();
+    return probe.getExec().getCommand().stream().filter(word -> LOCAL_URL.matcher(word).matches()).findFirst()
+      .orElseThrow(() -> new AssertionError("no URL in " + probe.getExec().getCommand()));
   }
 
   /** Non-root, read-only root filesystem with a writable /tmp, and resources for every container. */

@@ -8,6 +8,7 @@ import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.Service;
+import io.fabric8.kubernetes.api.model.ServiceAccount;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.api.model.autoscaling.v2.HorizontalPodAutoscaler;
@@ -40,6 +41,7 @@ final class Manifests {
     "Deployment", Deployment.class,
     "StatefulSet", StatefulSet.class,
     "Service", Service.class,
+    "ServiceAccount", ServiceAccount.class,
     "ConfigMap", ConfigMap.class,
     "PodDisruptionBudget", PodDisruptionBudget.class,
     "HorizontalPodAutoscaler", HorizontalPodAutoscaler.class,

@@ -8,7 +8,10 @@ import org.junit.jupiter.api.io.TempDir;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Locale;
+import java.util.Set;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -27,15 +30,36 @@ class MonitoringTest {
   }
 
   @Test
-  @DisplayName("alerts exist for shedding, failing flushes, not ready and a high flush p99, each with its test")
+  @DisplayName("alerts exist for shedding, failing flushes, flush lag, 5xx rate, journal backlog age and size, not ready "
+    + "and a high flush p99, each with its test")
   void alertsCoverTheIssue() throws Exception {
     List<String> names = new ArrayList<>();
     MonitoringFiles.alertRules().path("groups").forEach(group -> group.path("rules")
       .forEach(rule -> names.add(rule.path("alert").asText())));
     assertThat(names).containsExactlyInAnyOrder("CounterGatewayShedding", "CounterGatewayFlushesFailing",
-      "CounterGatewayNotReady", "CounterGatewayFlushP99High");
+      "CounterGatewayNotReady", "CounterGatewayFlushP99High", "CounterGatewayHigh5xxRate", "CounterGatewayFlushLag",
+      "CounterGatewayJournalBacklogOld", "CounterGatewayJournalBacklogLarge");
     String tests = Files.readString(MonitoringFiles.ALERT_TESTS);
     assertThat(names).allSatisfy(name -> assertThat(tests).contains("alertname: " + name));
+  }
+
+  @Test
+  @DisplayName("every alert's runbook_url points at a section of the README named after the alert")
+  void everyAlertHasARunbookInTheReadme() throws Exception {
+    Set<String> anchors = new HashSet<>();
+    for (String line : Files.readAllLines(Path.of("README.md"))) {
+      if (line.startsWith("#")) {
+        // GitHub's anchors: lower case, spaces to hyphens, punctuation other than hyphens dropped
+        anchors.add(line.replaceFirst("^#+\\s*", "").strip().toLowerCase(Locale.ROOT)
+          .replaceAll("[^a-z0-9 _-]", "").replace(' ', '-'));
+      }
+    }
+    MonitoringFiles.alertRules().path("groups").forEach(group -> group.path("rules").forEach(rule -> {
+      String name = rule.path("alert").asText();
+      String url = rule.path("annotations").path("runbook_url").asText();
+      assertThat(url).as(name + " runbook_url").endsWith("README.md#" + name.toLowerCase(Locale.ROOT));
+      assertThat(anchors).as("README headings").contains(url.substring(url.indexOf('#') + 1));
+    }));
   }
 
   @Test

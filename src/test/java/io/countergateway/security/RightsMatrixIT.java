@@ -86,7 +86,8 @@ class RightsMatrixIT {
     new Row("GET", "/ui/vendor/uPlot.iife.min.js", "/ui/vendor/uPlot.iife.min.js", null, null, 200, 200, 200, 200, 200, 200),
     new Row("GET", "/ui/vendor/uPlot.min.css", "/ui/vendor/uPlot.min.css", null, null, 200, 200, 200, 200, 200, 200),
     new Row("GET", "/health/live", "/health/live", null, null, 200, 200, 200, 200, 200, 200),
-    new Row("GET", "/health/ready", "/health/ready", null, null, 200, 200, 200, 200, 200, 200));
+    new Row("GET", "/health/ready", "/health/ready", null, null, 200, 200, 200, 200, 200, 200),
+    new Row("GET", "/health/accepting", "/health/accepting", null, null, 200, 200, 200, 200, 200, 200));
 
   static final AtomicInteger CELLS = new AtomicInteger();
 
