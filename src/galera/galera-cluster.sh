@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # A 3-node MariaDB Galera cluster on loopback, from Debian's galera-4 and the machine's mariadbd: three data
-# directories and ports under one directory. For the opt-in tests (mvn verify -Pgalera) and for trying things out.
+# directories and ports under one directory. For GaleraIT (mvn verify) and for trying things out.
 #   src/galera/galera-cluster.sh start [DIR]   # default DIR target/galera; prints the SQL ports when ready
 #   src/galera/galera-cluster.sh stop  [DIR]
-# Node i (1..3) serves SQL on 127.0.0.1:$((BASE_PORT + i)) (BASE_PORT 3310), group communication on 45i7, IST on
-# 45i8, rsync SST on 45i9. The database "counters" and the user counters@127.0.0.1 (no password) are created.
+# Every port is derived from GALERA_BASE_PORT (default 3310), below the kernel's ephemeral range where other tests'
+# servers and clients take theirs: node i (1..3) serves SQL on BASE+i (3311-3313), group communication on BASE+10+i,
+# IST on BASE+20+i, rsync SST on BASE+30+i. The database "counters" and the user counters@127.0.0.1 (no password)
+# are created.
 set -euo pipefail
 ACTION=${1:?start or stop}
 DIR=$(realpath -m "${2:-target/galera}")
@@ -13,7 +15,8 @@ PROVIDER=${GALERA_PROVIDER:-/usr/lib/galera/libgalera_smm.so}
 MARIADBD=$(command -v mariadbd || echo /usr/sbin/mariadbd)
 INSTALL_DB=$(command -v mariadb-install-db || command -v mysql_install_db)
 CLIENT=$(command -v mariadb || command -v mysql)
-ADDRESSES="127.0.0.1:4517,127.0.0.1:4527,127.0.0.1:4537"
+gcomm_port() { echo $((BASE_PORT + 10 + $1)); }
+ADDRESSES="127.0.0.1:$(gcomm_port 1),127.0.0.1:$(gcomm_port 2),127.0.0.1:$(gcomm_port 3)"
 # As root, mariadbd runs as mysql: the rsync daemon of a state transfer started by root would drop to nobody
 RUN_AS=$( [ "$(id -u)" = 0 ] && echo mysql || id -un )
 
@@ -40,10 +43,10 @@ wsrep_provider=$PROVIDER
 wsrep_cluster_name=counter-gateway-galera
 wsrep_cluster_address=gcomm://$ADDRESSES
 wsrep_node_name=node$i
-wsrep_node_address=127.0.0.1:45${i}7
-wsrep_provider_options=gmcast.listen_addr=tcp://127.0.0.1:45${i}7;ist.recv_addr=127.0.0.1:45${i}8;gcache.size=64M
+wsrep_node_address=127.0.0.1:$(gcomm_port "$i")
+wsrep_provider_options=gmcast.listen_addr=tcp://127.0.0.1:$(gcomm_port "$i");ist.recv_addr=127.0.0.1:$((BASE_PORT + 20 + i));gcache.size=64M
 wsrep_sst_method=rsync
-wsrep_sst_receive_address=127.0.0.1:45${i}9
+wsrep_sst_receive_address=127.0.0.1:$((BASE_PORT + 30 + i))
 CNF
 }
 
@@ -86,16 +89,27 @@ start() {
   echo "galera cluster ready: SQL on 127.0.0.1:$((BASE_PORT + 1)),$((BASE_PORT + 2)),$((BASE_PORT + 3))"
 }
 
+node_pids() { # $1 = node number: its pid file, or the mariadbd started with its config (a node stopped while it
+  # was still starting or joining may not have written its pid file yet)
+  local pidfile="$DIR/node$1/mysqld.pid"
+  { [ -f "$pidfile" ] && cat "$pidfile"; pgrep -f -- "--defaults-file=$DIR/node$1.cnf" || true; } | sort -u
+}
+
 stop() {
+  local pids=()
   for i in 3 2 1; do
-    local pidfile="$DIR/node$i/mysqld.pid"
-    if [ -f "$pidfile" ]; then
-      local pid; pid=$(cat "$pidfile")
-      kill "$pid" 2>/dev/null || true
-      for _ in $(seq 1 60); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
-      kill -9 "$pid" 2>/dev/null || true
-    fi
+    mapfile -t -O "${#pids[@]}" pids < <(node_pids "$i")
   done
+  [ "${#pids[@]}" -gt 0 ] || return 0
+  kill "${pids[@]}" 2>/dev/null || true
+  for _ in $(seq 1 60); do
+    local alive=()
+    for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null && alive+=("$pid"); done
+    [ "${#alive[@]}" -gt 0 ] || return 0
+    pids=("${alive[@]}")
+    sleep 0.5
+  done
+  kill -9 "${pids[@]}" 2>/dev/null || true
 }
 
 case "$ACTION" in

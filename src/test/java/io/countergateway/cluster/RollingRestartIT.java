@@ -20,7 +20,6 @@ import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.TestInstance;
-import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 
 import java.net.ConnectException;
 import java.time.Duration;
@@ -36,11 +35,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Three gateway processes on one database (PostgreSQL, then MariaDB), committing increments through all three while each is stopped with
- * SIGTERM and started again in turn. About 100 s per database of six JVM starts on two cores, so opt-in:
- * {@code mvn verify -Dit.test=RollingRestartIT -Drolling=true}.
+ * SIGTERM and started again in turn; in every {@code mvn verify}. Needs nothing but the embedded databases.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
-@EnabledIfSystemProperty(named = "rolling", matches = "true")
 class RollingRestartIT {
   private static final String TABLE = "rolling_counters";
   private static final int SENDERS = 24;

@@ -9,9 +9,10 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
-import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 
 import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
@@ -27,30 +28,50 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 /**
  * A 3-node MariaDB Galera cluster on loopback ({@code src/galera/galera-cluster.sh}), one gateway replica per node,
  * all committing increments of one hot counter: with lanes, and in a control run where every replica writes the
- * same single slot. Opt-in: {@code mvn verify -Pgalera}; skipped where mariadbd or galera-4 is missing.
+ * same single slot. Runs in every {@code mvn verify} ({@code mvn verify -Pgalera}: this test alone); skipped, with the
+ * reason, where mariadbd or Debian's galera-4 is missing.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
-@EnabledIfSystemProperty(named = "galera", matches = "true")
 class GaleraIT {
   private static final Path SCRIPT = Paths.get("src/galera/galera-cluster.sh");
   private static final Path DIR = Paths.get("target/galera").toAbsolutePath();
-  private static final int BASE_PORT = 3310;
+  /** The script's port layout: node i's SQL on base + i, group communication, IST and SST on base + 10/20/30 + i. */
+  private static final int[] PORT_OFFSETS = {1, 2, 3, 11, 12, 13, 21, 22, 23, 31, 32, 33};
   private static final int SENDERS_PER_REPLICA = 8;
   private static final long LOAD_MILLIS = 8_000;
   private final List<String> results = new ArrayList<>();
+  private int basePort;
+  /** Stops the nodes if this JVM is ended (a Failsafe timeout, Ctrl-C) before {@link #stopCluster()} runs. */
+  private final Thread stopOnExit = new Thread(() -> {
+    try {
+      script("stop");
+    } catch (IOException | InterruptedException e) {
+      // the JVM is exiting: nothing left to report to
+    }
+  });
 
   @BeforeAll
   void startCluster() throws Exception {
-    assumeTrue(Files.exists(Paths.get("/usr/lib/galera/libgalera_smm.so")), "galera-4 is not installed");
-    assumeTrue(Files.isExecutable(Paths.get("/usr/sbin/mariadbd")), "mariadbd is not installed");
+    assumeTrue(Files.exists(Paths.get("/usr/lib/galera/libgalera_smm.so")),
+      "Debian's galera-4 is not installed (/usr/lib/galera/libgalera_smm.so): apt-get install galera-4 mariadb-server");
+    assumeTrue(Files.isExecutable(Paths.get("/usr/sbin/mariadbd")),
+      "mariadbd is not installed (/usr/sbin/mariadbd): apt-get install mariadb-server");
+    for (String command : List.of("mariadb-install-db", "mariadb", "rsync")) {
+      assumeTrue(onPath(command), command + " is not on the PATH (it comes with mariadb-server): the Galera nodes need it");
+    }
+    basePort = freeBasePort();
+    // before the first node starts, so that nodes of a run that fails half-way are stopped too
+    Runtime.getRuntime().addShutdownHook(stopOnExit);
     script("stop");
     deleteRecursively(DIR);
-    assertThat(script("start")).as("the Galera cluster starts").isZero();
+    assertThat(script("start")).as("the Galera cluster starts (target/galera-script.log)").isZero();
   }
 
+  /** JUnit runs this after a failed or aborted {@link #startCluster()} too: whatever node started is stopped. */
   @AfterAll
   void stopCluster() throws Exception {
     script("stop");
+    Runtime.getRuntime().removeShutdownHook(stopOnExit);
     System.out.printf("| run | sent | 200 | other | SUM node 1 / 2 / 3 | cert failures | BF aborts | flush retries |%n"
       + "|---|---:|---:|---:|---|---:|---:|---:|%n%s%n", String.join("\n", results));
   }
@@ -73,7 +94,7 @@ class GaleraIT {
     List<GatewayFixture> replicas = new ArrayList<>();
     try {
       for (int node = 1; node <= 3; node++) {
-        JsonObject database = new JsonObject().put("kind", "mysql").put("host", "127.0.0.1").put("port", BASE_PORT + node)
+        JsonObject database = new JsonObject().put("kind", "mysql").put("host", "127.0.0.1").put("port", basePort + node)
           .put("name", "counters").put("user", "counters").put("password", "");
         JsonObject config = GatewayFixture.baseConfig(database, table).put("lanes", new JsonObject().put("enabled", lanes));
         config.getJsonObject("namespaces").getJsonObject("downloads").put("slots", slots);
@@ -155,8 +176,39 @@ class GaleraIT {
     return delta;
   }
 
-  private static int script(String action) throws IOException, InterruptedException {
-    Process process = new ProcessBuilder("bash", SCRIPT.toString(), action, DIR.toString())
+  private static boolean onPath(String command) {
+    return java.util.Arrays.stream(System.getenv().getOrDefault("PATH", "").split(java.io.File.pathSeparator))
+      .anyMatch(dir -> !dir.isEmpty() && Files.isExecutable(Paths.get(dir, command)));
+  }
+
+  /**
+   * The first base, from the script's 3310 up, whose twelve ports are free on loopback: the machine's own MariaDB
+   * (3306) and other tests' servers, which take ports of the ephemeral range, never collide with the nodes.
+   */
+  private static int freeBasePort() {
+    for (int base = 3310; base < 32_000; base += 100) {
+      if (allFree(base)) {
+        return base;
+      }
+    }
+    throw new IllegalStateException("no free range of ports for the Galera nodes between 3310 and 32000");
+  }
+
+  private static boolean allFree(int base) {
+    for (int offset : PORT_OFFSETS) {
+      try (ServerSocket socket = new ServerSocket(base + offset, 1, InetAddress.getLoopbackAddress())) {
+        socket.setReuseAddress(false);
+      } catch (IOException taken) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private int script(String action) throws IOException, InterruptedException {
+    ProcessBuilder builder = new ProcessBuilder("bash", SCRIPT.toString(), action, DIR.toString());
+    builder.environment().put("GALERA_BASE_PORT", Integer.toString(basePort));
+    Process process = builder
       .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(Paths.get("target/galera-script.log").toFile()))
       .start();
     if (!process.waitFor(180, TimeUnit.SECONDS)) {
