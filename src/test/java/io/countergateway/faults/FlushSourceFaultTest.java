@@ -2,6 +2,7 @@ package io.countergateway.faults;
 
 import io.countergateway.testing.GatewayFixture;
 import io.vertx.core.Future;
+import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.SqlConnection;
@@ -20,17 +21,18 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * src/DESIGN.md §4 "Exactly once", the flush sources: a gateway whose source is closed by the prune (of any replica)
- * while it is alive — cut off, paused, or idle at the smallest retention — goes on without a restart and without
- * counting anything twice or losing an acknowledged increment; and sources do not pile up across restarts.
+ * while it is alive — cut off or paused — goes on without a restart and without counting anything twice or losing an
+ * acknowledged increment; and sources do not pile up across restarts. Idle at the smallest retention:
+ * {@link FlushSourceIdleIT}.
  */
 abstract class FlushSourceFaultTest extends FaultTest {
-  private static final long CLOSED = Long.MAX_VALUE;
+  static final long CLOSED = Long.MAX_VALUE;
 
-  private static String table(String what) {
+  static String table(String what) {
     return "fault_src_" + what + "_" + UUID.randomUUID().toString().substring(0, 6);
   }
 
-  private static JsonObject gatewayConfig(JsonObject database, String table) {
+  static JsonObject gatewayConfig(JsonObject database, String table) {
     JsonObject config = GatewayFixture.baseConfig(database, table);
     config.getJsonObject("limits").put("requestTimeoutMs", 5_000);
     config.put("shutdown", new JsonObject().put("timeoutMs", 5_000));
@@ -39,15 +41,27 @@ abstract class FlushSourceFaultTest extends FaultTest {
   }
 
   private <T> T sql(java.util.function.Function<SqlConnection, Future<T>> work) {
-    return await(database().connect(tools).compose(conn -> work.apply(conn).eventually(conn::close)), 30);
+    return sql(tools, database(), work);
+  }
+
+  static <T> T sql(Vertx tools, FaultDatabase db, java.util.function.Function<SqlConnection, Future<T>> work) {
+    return await(db.connect(tools).compose(conn -> work.apply(conn).eventually(conn::close)), 30);
   }
 
   private long count(String query) {
-    return sql(conn -> conn.query(query).execute().map(rows -> rows.iterator().next().getLong(0)));
+    return count(tools, database(), query);
+  }
+
+  static long count(Vertx tools, FaultDatabase db, String query) {
+    return sql(tools, db, conn -> conn.query(query).execute().map(rows -> rows.iterator().next().getLong(0)));
   }
 
   private List<String> openSources(String table) {
-    return sql(conn -> conn.query("SELECT source FROM " + table + "_flush_sources WHERE fence < " + CLOSED).execute()
+    return openSources(tools, database(), table);
+  }
+
+  static List<String> openSources(Vertx tools, FaultDatabase db, String table) {
+    return sql(tools, db, conn -> conn.query("SELECT source FROM " + table + "_flush_sources WHERE fence < " + CLOSED).execute()
       .map(rows -> {
         List<String> sources = new ArrayList<>();
         for (Row row : rows) {
@@ -57,7 +71,7 @@ abstract class FlushSourceFaultTest extends FaultTest {
       }));
   }
 
-  private static int readyWithin(IncrementLoad load, long millis) {
+  static int readyWithin(IncrementLoad load, long millis) {
     long since = System.nanoTime();
     int ready = Faults.ready(load.probe());
     while (ready != 200 && millisSince(since) < millis) {
@@ -106,61 +120,6 @@ abstract class FlushSourceFaultTest extends FaultTest {
       assertThat(ready).as("/health/ready after the sources were closed, without a restart").isEqualTo(200);
       assertThat(open).as("the sources the gateway writes under now").isNotEmpty().doesNotContainAnyElementsOf(closed);
       assertThat(closedLeft).as("closed sources, once resolved, hold nothing and are deleted").isZero();
-    } finally {
-      if (!gatewayStopped) {
-        stopQuietly(fixture);
-      }
-      await(fixture.vertx.close(), 30);
-    }
-  }
-
-  @Test
-  @DisplayName("with the smallest retention the config accepts, an idle gateway keeps its sources alive, and what it takes afterwards is counted exactly once")
-  void smallestRetentionIdle() {
-    FaultDatabase db = database();
-    String table = table("idle");
-    JsonObject config = gatewayConfig(db.config(), table);
-    // 100 retries of writeTimeoutMs + retryMaxMs = 60 s: the smallest retention validation accepts
-    config.put("batching", new JsonObject().put("flushIdRetentionSeconds", 60).put("pruneIntervalSeconds", 1)
-      .put("writeTimeoutMs", 300).put("retryInitialMs", 20).put("retryMaxMs", 300));
-    GatewayFixture fixture = GatewayFixture.start(config);
-    boolean gatewayStopped = false;
-    try {
-      String prefix = Faults.uniquePrefix("idle");
-      IncrementLoad warmUp = new IncrementLoad(tools, fixture.gateway.port(), "downloads", prefix + "w", 4, 1, 10, 10_000);
-      await(warmUp.start(), 30);
-      assertThat(openSources(table)).as("sources registered by the first flushes").isNotEmpty();
-
-      // idle for longer than the retention: the oldest heartbeat must stay far younger than it
-      String age = db == FaultDatabase.POSTGRES
-        ? "SELECT COALESCE(MAX(EXTRACT(EPOCH FROM now() - heartbeat_at)) * 1000, 0)::bigint FROM "
-        : "SELECT COALESCE(MAX(TIMESTAMPDIFF(MICROSECOND, heartbeat_at, NOW(3))) DIV 1000, 0) FROM ";
-      long oldestMs = 0;
-      long closed = 0;
-      long idleAt = System.nanoTime();
-      while (millisSince(idleAt) < 70_000) {
-        oldestMs = Math.max(oldestMs, count(age + table + "_flush_sources WHERE fence < " + CLOSED));
-        closed = Math.max(closed, count("SELECT COUNT(*) FROM " + table + "_flush_sources WHERE fence = " + CLOSED));
-        sleep(1_000);
-      }
-
-      IncrementLoad load = new IncrementLoad(tools, fixture.gateway.port(), "downloads", prefix, 8, 2, 5_000, 3_000);
-      await(load.start(), 60);
-      int ready = readyWithin(load, 10_000);
-      await(fixture.stopGateway(), 60);
-      gatewayStopped = true;
-      Map<String, Long> sums = await(db.sums(tools, table, "downloads", prefix), 60);
-      List<IncrementLoad.Outcome> outcomes = new ArrayList<>(warmUp.outcomes());
-      outcomes.addAll(load.outcomes());
-      Ledger ledger = Ledger.of(db.label + " idle at the smallest retention", outcomes, sums);
-      System.out.println(ledger.summary() + " | oldest heartbeat while idle " + oldestMs + " ms, sources closed " + closed);
-
-      assertThat(closed).as("sources closed while idle").isZero();
-      assertThat(oldestMs).as("the oldest heartbeat while idle (retention 60 s)").isLessThan(30_000);
-      ledger.assertHolds(false);
-      assertThat(ledger.committed200).as("200s").isPositive();
-      assertThat(ledger.accepted202).as("202s").isPositive();
-      assertThat(ready).isEqualTo(200);
     } finally {
       if (!gatewayStopped) {
         stopQuietly(fixture);
