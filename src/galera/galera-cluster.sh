@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A 3-node MariaDB Galera cluster on loopback, from Debian's galera-4 and the machine's mariadbd: three data
-# directories and ports under one directory. For GaleraIT (mvn verify) and for trying things out.
+# directories and ports under one directory. For GaleraIT (mvn verify -Pgalera) and for trying things out.
 #   src/galera/galera-cluster.sh start [DIR]   # default DIR target/galera; prints the SQL ports when ready
 #   src/galera/galera-cluster.sh stop  [DIR]
 # Every port is derived from GALERA_BASE_PORT (default 3310), below the kernel's ephemeral range where other tests'
