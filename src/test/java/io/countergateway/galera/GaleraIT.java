@@ -29,7 +29,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 /**
  * A 3-node MariaDB Galera cluster on loopback ({@code src/galera/galera-cluster.sh}), one gateway replica per node,
  * all committing increments of one hot counter: with lanes, and in a control run where every replica writes the
- * same single slot. Opt-in ({@code mvn verify -Pgalera}, or {@code -Dgalera=true}) until the stall seen in one of six runs
+ * same single slot. Opt-in ({@code mvn verify -Pgalera}, or {@code -Dgalera=true}) until the stall seen in one of seven runs
  * (README "A real distributed database: MariaDB Galera") is understood; skipped, with the reason, where mariadbd or
  * Debian's galera-4 is missing.
  */
