@@ -47,6 +47,8 @@ public final class ServerCertificates {
   /** The files' modification times and sizes when last read; touched on the timer's context only. */
   private String lastSeen;
   private boolean checking;
+  /** The files' check; cancelled once no server share is left to hand a certificate to (the gateway stopped). */
+  private volatile long checkTimer = -1;
 
   private ServerCertificates(Vertx vertx, HttpOptions http) {
     this.vertx = vertx;
@@ -58,7 +60,7 @@ public final class ServerCertificates {
     loaded = stamp().compose(seen -> load().<Void>map(pair -> {
       lastSeen = seen;
       current = pair;
-      vertx.setPeriodic(http.getTlsFileCheckMs(), id -> check());
+      checkTimer = vertx.setPeriodic(http.getTlsFileCheckMs(), id -> check());
       return null;
     })).recover(failure -> Future.failedFuture(new ConfigException(HttpOptions.TLS_KEY_FILE.name(),
       files.getKeyFile() + " and " + HttpOptions.TLS_CERT_FILE.name() + " " + files.getCertFile()
@@ -87,7 +89,12 @@ public final class ServerCertificates {
   }
 
   public static void forget(Vertx vertx, GatewayServices services, HttpServer server) {
-    of(vertx, services).servers.remove(server);
+    ServerCertificates certificates = of(vertx, services);
+    certificates.servers.remove(server);
+    if (certificates.servers.isEmpty() && certificates.checkTimer >= 0) {
+      // an embedding application's Vert.x lives on after the gateway: its timer must not
+      vertx.cancelTimer(certificates.checkTimer);
+    }
   }
 
   private Future<String> stamp() {
