@@ -1,6 +1,7 @@
 package io.countergateway.store;
 
 import io.vertx.core.Future;
+import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -44,6 +45,15 @@ import java.util.TreeSet;
  * </ol>
  * An idle source beats its heart (raises its fence to where it is) every {@link #heartbeatEvery heartbeat}, a tenth of
  * the retention; a busy one with every advance, about once a second. Confined to the event loop of the store's writer.
+ * <p>
+ * <b>A source's advance and its own attempts never overlap</b> (issue 25): the database would otherwise make each wait
+ * for the other's row lock, the raise for every flush statement holding the row shared, and a flush for the raise's
+ * transaction to commit. An advance that falls due waits until the source's attempts in flight have answered, and the
+ * attempts that want to go meanwhile wait for the advance; so the only statements a raise can still wait for are
+ * zombies, which is what the fence is for. The pause is bounded: once an advance is due no attempt of the source
+ * starts, each attempt in flight ends within the attempt timeout, and the advance is one bounded statement (or
+ * transaction); whether it succeeds or fails, the waiting attempts go. Settled ids thus never pile up behind a busy
+ * source: each tick that finds some starts an advance that takes them all.
  */
 final class FlushFence {
   private static final Logger LOG = LoggerFactory.getLogger(FlushFence.class);
@@ -90,7 +100,16 @@ final class FlushFence {
     /** Open sequences with an attempt of unknown outcome (a lost connection, a timeout), under this source. */
     final Set<Long> ambiguous = new HashSet<>();
     long lastAdvance = System.currentTimeMillis();
+    /** An advance is due or in flight: no attempt of the source starts until it ends. */
     boolean advancing;
+    /** Attempts of the source whose answer has not come yet. */
+    int attempts;
+    /** Attempts held back while the advance is due or in flight. */
+    final List<Promise<Void>> waitingForAdvance = new ArrayList<>();
+    /** Completes when the advance due or in flight ends (whatever its outcome). */
+    Promise<Void> advanced = Promise.promise();
+    /** The due advance's statement was sent and has not answered yet. */
+    boolean sending;
     /** Set once the source was found closed; completes once its flushes are resolved. */
     Future<Void> resolution;
     /** After the resolution: the ids committed under the source; null when it had vanished (no row). */
@@ -104,14 +123,21 @@ final class FlushFence {
 
   private final Vertx vertx;
   private final Sql sql;
+  private final long tickMs;
   private final Map<String, Source> sources = new HashMap<>();
   private long heartbeatMs = DEFAULT_HEARTBEAT_MS;
   private long timer = -1;
   private boolean retired;
 
   FlushFence(Vertx vertx, Sql sql) {
+    this(vertx, sql, TICK_MS);
+  }
+
+  /** With the ticks every {@code tickMs}; a test that ticks by hand makes it longer than itself. */
+  FlushFence(Vertx vertx, Sql sql, long tickMs) {
     this.vertx = vertx;
     this.sql = sql;
+    this.tickMs = tickMs;
   }
 
   /** How often an idle source proves it is alive; the prune closes one silent for the retention (see BatchingOptions). */
@@ -202,7 +228,11 @@ final class FlushFence {
     return sources.computeIfAbsent(name, Source::new);
   }
 
-  /** Before each attempt of a routed flush: the source is registered, and a flush as formed is open until settled. */
+  /**
+   * Before each attempt of a routed flush: the source is registered, a flush as formed is open until settled, and no
+   * advance of the source is due or in flight. Once this succeeds the attempt counts as in flight until
+   * {@link #attemptEnded} is called for it.
+   */
   Future<Void> beforeWrite(Flush flush) {
     Source source = source(FlushId.source(flush.id()));
     long sequence = FlushId.sequence(flush.id());
@@ -211,12 +241,34 @@ final class FlushFence {
       source.open.add(sequence);
     }
     if (source.registered) {
-      return Future.succeededFuture();
+      return afterAdvance(source);
     }
     if (timer < 0) {
-      timer = vertx.setPeriodic(TICK_MS, id -> tick());
+      timer = vertx.setPeriodic(tickMs, id -> tick());
     }
-    return sql.register(source.name).onSuccess(v -> source.registered = true);
+    return sql.register(source.name).compose(v -> {
+      source.registered = true;
+      return afterAdvance(source);
+    });
+  }
+
+  private Future<Void> afterAdvance(Source source) {
+    if (!source.advancing) {
+      source.attempts++;
+      return Future.succeededFuture();
+    }
+    Promise<Void> turn = Promise.promise();
+    source.waitingForAdvance.add(turn);
+    return turn.future();
+  }
+
+  /** The attempt {@link #beforeWrite} let go has its answer (or gave up waiting for one). */
+  void attemptEnded(Flush flush) {
+    Source source = sources.get(FlushId.source(flush.id()));
+    if (source != null && source.attempts > 0) {
+      source.attempts--;
+      advanceIfQuiet(source);
+    }
   }
 
   /** The attempt found its id committed (now or earlier), or voided it: the id may go once the fence passes it. */
@@ -245,36 +297,63 @@ final class FlushFence {
     }
   }
 
-  private void tick() {
+  /** Marks an advance due on every source with settled ids below its fence, or whose heartbeat is due. */
+  void tick() {
     long now = System.currentTimeMillis();
     List<Source> all = new ArrayList<>(sources.values());
     for (Source source : all) {
-      long fence = source.open.isEmpty() ? source.highest + 1 : source.open.first();
-      SortedMap<Long, List<String>> below = source.settledIds.headMap(fence);
       if (!source.registered || source.resolution != null || source.advancing
-        || below.isEmpty() && now - source.lastAdvance < heartbeatMs) {
+        || idsBelowFence(source).isEmpty() && now - source.lastAdvance < heartbeatMs) {
         continue;
       }
-      List<Long> sequences = new ArrayList<>(below.keySet());
-      List<String> ids = new ArrayList<>();
-      below.values().forEach(ids::addAll);
       source.advancing = true;
-      sql.advance(source.name, fence, ids).onComplete(done -> {
-        source.advancing = false;
-        if (sources.get(source.name) != source) {
-          return; // retired meanwhile
-        }
-        if (done.succeeded()) {
-          sequences.forEach(source.settledIds::remove);
-          source.lastAdvance = now;
-          if (!done.result() && source.resolution == null && !retired) {
-            // closed while idle (or paused): resolve now, so the next flush goes straight to the successor
-            resolve(source.name).onFailure(e -> LOG.warn("could not resolve the closed flush source {}, will try again: {}",
-              source.name, e.toString()));
-          }
-        }
-      });
+      source.advanced = Promise.promise();
+      advanceIfQuiet(source);
     }
+  }
+
+  private static SortedMap<Long, List<String>> idsBelowFence(Source source) {
+    return source.settledIds.headMap(fenceOf(source));
+  }
+
+  /** Every sequence below it is settled: the lowest open one, or past the highest when none is open. */
+  private static long fenceOf(Source source) {
+    return source.open.isEmpty() ? source.highest + 1 : source.open.first();
+  }
+
+  /** Sends the due advance once no attempt of the source is in flight; the fence and ids are taken as of now. */
+  private void advanceIfQuiet(Source source) {
+    if (!source.advancing || source.attempts > 0 || source.sending) {
+      return;
+    }
+    source.sending = true;
+    long now = System.currentTimeMillis();
+    long fence = fenceOf(source);
+    SortedMap<Long, List<String>> below = source.settledIds.headMap(fence);
+    List<Long> sequences = new ArrayList<>(below.keySet());
+    List<String> ids = new ArrayList<>();
+    below.values().forEach(ids::addAll);
+    sql.advance(source.name, fence, ids).onComplete(done -> {
+      source.sending = false;
+      source.advancing = false;
+      List<Promise<Void>> waiting = new ArrayList<>(source.waitingForAdvance);
+      source.waitingForAdvance.clear();
+      source.attempts += waiting.size();
+      waiting.forEach(Promise::complete);
+      source.advanced.complete();
+      if (sources.get(source.name) != source) {
+        return; // retired meanwhile
+      }
+      if (done.succeeded()) {
+        sequences.forEach(source.settledIds::remove);
+        source.lastAdvance = now;
+        if (!done.result() && source.resolution == null && !retired) {
+          // closed while idle (or paused): resolve now, so the next flush goes straight to the successor
+          resolve(source.name).onFailure(e -> LOG.warn("could not resolve the closed flush source {}, will try again: {}",
+            source.name, e.toString()));
+        }
+      }
+    });
   }
 
   /**
@@ -314,7 +393,9 @@ final class FlushFence {
     List<Future<Void>> deletes = new ArrayList<>();
     for (Source source : sources.values()) {
       if (source.registered && source.resolution == null && source.open.isEmpty()) {
-        deletes.add(sql.delete(source.name).onFailure(e -> LOG.warn("could not delete flush source {} at stop (the prune "
+        // after an advance due or in flight, not beside it: the delete would wait for the raise's row lock
+        Future<Void> quiet = source.advancing ? source.advanced.future() : Future.succeededFuture();
+        deletes.add(quiet.compose(v -> sql.delete(source.name)).onFailure(e -> LOG.warn("could not delete flush source {} at stop (the prune "
           + "will close it, then delete it): {}", source.name, e.toString())));
       }
     }

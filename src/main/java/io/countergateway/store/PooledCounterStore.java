@@ -74,15 +74,14 @@ abstract class PooledCounterStore implements CounterStore {
       }
       Flush target = route.flush();
       return fence.beforeWrite(target)
-        .compose(registered -> work.apply(target).onFailure(failure -> {
+        .compose(mayGo -> work.apply(target).onFailure(failure -> {
           // only an answer that fails the statement itself proves nothing of this attempt committed; anything else
           // (a lost connection, a timeout, a session killed around its COMMIT) may have
           if (!(failure instanceof FlushSourceClosedException) && !Failures.isValueRefused(failure)
             && !Failures.isLockConflict(failure)) {
             fence.ambiguous(target);
           }
-        }))
-        .onSuccess(outcome -> fence.written(target))
+        }).onSuccess(outcome -> fence.written(target)).onComplete(answered -> fence.attemptEnded(target)))
         .recover(failure -> failure instanceof FlushSourceClosedException closed && resolveIfClosed
           ? fence.resolve(closed.source()).compose(resolved -> routed(formed, alreadyCommitted, work, false))
           : Future.failedFuture(failure));

@@ -31,10 +31,9 @@ final class PostgresStore extends PooledCounterStore {
 
         @Override
         public Future<Boolean> advance(String source, long newFence, List<String> ids) {
-          return inTransaction(conn -> conn.preparedQuery(sql.raiseFence)
-            .execute(Tuple.of(source, newFence, FlushFence.CLOSED))
-            .compose(raised -> conn.preparedQuery(sql.deleteFlushIds).execute(Tuple.of((Object) ids.toArray(String[]::new)))
-              .map(deleted -> raised.rowCount() > 0)));
+          return bounded(pool -> pool.preparedQuery(sql.advanceFence)
+            .execute(Tuple.of(source, newFence, FlushFence.CLOSED, ids.toArray(String[]::new)))
+            .map(answer -> answer.iterator().next().getLong(0) > 0));
         }
 
         @Override

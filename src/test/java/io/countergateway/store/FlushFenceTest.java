@@ -3,6 +3,7 @@ package io.countergateway.store;
 import io.countergateway.testing.EventLoop;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
+import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -17,14 +18,20 @@ import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** The fence's routing once a source was found closed, on a scripted database side (FlushFenceIT: on real ones). */
-@DisplayName("The flush fence, when a source was closed")
+/**
+ * The fence's advance beside the source's own attempts, and its routing once a source was found closed, on a scripted
+ * database side (FlushFenceIT: on real ones).
+ */
+@DisplayName("The flush fence")
 class FlushFenceTest {
   private Vertx vertx;
   private Context loop;
   private final List<String> deleted = new ArrayList<>();
   private final List<String> registered = new ArrayList<>();
   private FlushFence.Closure closure;
+  /** Each advance sent, as "fence [ids]"; it answers when the test completes {@link #advanceAnswer}. */
+  private final List<String> advances = new ArrayList<>();
+  private Promise<Boolean> advanceAnswer;
 
   @BeforeEach
   void setUp() {
@@ -38,6 +45,7 @@ class FlushFenceTest {
   }
 
   private FlushFence fence() {
+    // ticked by hand only
     return EventLoop.call(loop, () -> new FlushFence(vertx, new FlushFence.Sql() {
       @Override
       public Future<Void> register(String source) {
@@ -47,7 +55,9 @@ class FlushFenceTest {
 
       @Override
       public Future<Boolean> advance(String source, long fence, List<String> ids) {
-        return Future.succeededFuture(true);
+        advances.add(fence + " " + ids);
+        advanceAnswer = Promise.promise();
+        return advanceAnswer.future();
       }
 
       @Override
@@ -60,7 +70,7 @@ class FlushFenceTest {
         deleted.add(source);
         return Future.succeededFuture();
       }
-    }));
+    }, TimeUnit.HOURS.toMillis(1)));
   }
 
   private static Flush flush(String id) {
@@ -76,6 +86,13 @@ class FlushFenceTest {
     } catch (Exception e) {
       throw new IllegalStateException(e);
     }
+  }
+
+  private void onLoopRun(Runnable work) {
+    EventLoop.call(loop, () -> {
+      work.run();
+      return null;
+    });
   }
 
   private static Throwable failure(Runnable work) {
@@ -114,10 +131,7 @@ class FlushFenceTest {
     FlushFence fence = fence();
     onLoop(() -> fence.beforeWrite(flush("s-1:0")));
     onLoop(() -> fence.beforeWrite(flush("s-1:1")));
-    EventLoop.call(loop, () -> {
-      fence.ambiguous(flush("s-1:0"));
-      return null;
-    });
+    onLoopRun(() -> fence.ambiguous(flush("s-1:0")));
     closure = new FlushFence.Closure(null, Set.of());
     onLoop(() -> fence.resolve("s-1"));
 
@@ -138,19 +152,15 @@ class FlushFenceTest {
     onLoop(() -> fence.beforeWrite(later));
     Flush earlier = onLoop(() -> fence.route(flush("s-2:4"))).flush();
     onLoop(() -> fence.beforeWrite(earlier));
-    EventLoop.call(loop, () -> {
+    onLoopRun(() -> {
       fence.written(later);
       fence.settled(flush("s-2:5"));
-      return null;
     });
     assertThat(deleted).as("the closed source, resolved").containsExactly("s-2");
     // retire deletes only sources with nothing open: the successor still has sequence 4 open
     onLoop(fence::retire);
     assertThat(deleted).containsExactly("s-2");
-    EventLoop.call(loop, () -> {
-      fence.settled(flush("s-2:4"));
-      return null;
-    });
+    onLoopRun(() -> fence.settled(flush("s-2:4")));
     onLoop(fence::retire);
     assertThat(deleted).containsExactly("s-2", FlushId.source(later.id()));
   }
@@ -168,5 +178,55 @@ class FlushFenceTest {
     });
     onLoop(() -> fence.retireAllBut("live-0"));
     assertThat(deleted).as("older-0 still has an open flush").containsExactly("old-0");
+  }
+
+  /** On the loop, as the store and the writer tell it: the attempt committed the flush, then its requests were answered. */
+  private void committedAndSettled(FlushFence fence, Flush flush) {
+    onLoopRun(() -> {
+      fence.written(flush);
+      fence.attemptEnded(flush);
+      fence.settled(flush);
+    });
+  }
+
+  private void tick(FlushFence fence) {
+    onLoopRun(fence::tick);
+  }
+
+  @Test
+  @DisplayName("an advance waits for the source's attempts in flight, and an attempt that wants to go meanwhile waits for the advance, so neither waits for the other's row lock")
+  void advanceAndAttemptsNeverOverlap() {
+    FlushFence fence = fence();
+    onLoop(() -> fence.beforeWrite(flush("s-3:0")));
+    onLoop(() -> fence.beforeWrite(flush("s-3:1")));
+    committedAndSettled(fence, flush("s-3:0"));
+    tick(fence);
+    assertThat(advances).as("s-3:1 is still in flight").isEmpty();
+
+    Future<Void> next = EventLoop.call(loop, () -> fence.beforeWrite(flush("s-3:2")));
+    committedAndSettled(fence, flush("s-3:1"));
+    assertThat(advances).as("sent once nothing is in flight, past the flushes settled by then").containsExactly("1 [s-3:0]");
+    assertThat(next.isComplete()).as("the next attempt waits for the advance").isFalse();
+
+    EventLoop.call(loop, () -> advanceAnswer.tryComplete(true));
+    onLoop(() -> next);
+    tick(fence);
+    assertThat(advances).as("nothing settled since, and the heartbeat is not due").hasSize(1);
+  }
+
+  @Test
+  @DisplayName("an advance that fails lets the waiting attempts go, and its ids go with the next advance")
+  void failedAdvanceReleasesAttempts() {
+    FlushFence fence = fence();
+    onLoop(() -> fence.beforeWrite(flush("s-4:0")));
+    committedAndSettled(fence, flush("s-4:0"));
+    tick(fence);
+    assertThat(advances).containsExactly("1 [s-4:0]");
+    Future<Void> next = EventLoop.call(loop, () -> fence.beforeWrite(flush("s-4:1")));
+    EventLoop.call(loop, () -> advanceAnswer.tryFail(new IllegalStateException("connection lost")));
+    onLoop(() -> next);
+    committedAndSettled(fence, flush("s-4:1"));
+    tick(fence);
+    assertThat(advances).containsExactly("1 [s-4:0]", "2 [s-4:0, s-4:1]");
   }
 }
