@@ -395,8 +395,8 @@ final class FlushFence {
       if (source.registered && source.resolution == null && source.open.isEmpty()) {
         // after an advance due or in flight, not beside it: the delete would wait for the raise's row lock
         Future<Void> quiet = source.advancing ? source.advanced.future() : Future.succeededFuture();
-        deletes.add(quiet.compose(v -> sql.delete(source.name)).onFailure(e -> LOG.warn("could not delete flush source {} at stop (the prune "
-          + "will close it, then delete it): {}", source.name, e.toString())));
+        deletes.add(quiet.compose(v -> sql.delete(source.name)).onFailure(e -> LOG.warn("could not delete flush source {} "
+          + "at stop (the prune will close it, then delete it): {}", source.name, e.toString())));
       }
     }
     return Future.join(deletes).mapEmpty();
