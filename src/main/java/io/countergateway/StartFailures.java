@@ -31,7 +31,7 @@ public final class StartFailures {
   private static final Set<Integer> MYSQL_CREDENTIALS_REFUSED = Set.of(1045, 1044, 1698);
   private static final int MYSQL_UNKNOWN_DATABASE = 1049;
   private static final String PG_UNKNOWN_DATABASE = "3D000";
-  /** PgBouncer's answer to a start-up parameter it does not track (the gateway's timeouts, sent straight to PostgreSQL). */
+  /** PgBouncer's answer to a start-up parameter it does not track: the gateway's timeouts, meant for PostgreSQL. */
   private static final String PG_POOLER_REFUSED_PARAMETER = "unsupported startup parameter";
 
   private StartFailures() {

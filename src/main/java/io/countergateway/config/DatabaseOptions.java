@@ -141,12 +141,12 @@ public final class DatabaseOptions {
     Pooler pooler = Pooler.valueOf(section.get(POOLER).toUpperCase(Locale.ROOT));
     if (pooler != Pooler.NONE && kind != Kind.POSTGRES) {
       throw new ConfigException(section.key(POOLER), "must be none with database.kind " + section.get(KIND)
-        + ": only a PostgreSQL server is reached through PgBouncer (MySQL through ProxySQL needs no setting, see Poolers)");
+        + ": only PostgreSQL is reached through PgBouncer (MySQL through ProxySQL needs no setting, see Poolers)");
     }
     return new DatabaseOptions(kind, section.get(HOST), section.get(PORT, defaultPort), section.get(NAME),
       section.get(USER, kind == Kind.MYSQL ? "root" : "postgres"), Secrets.resolve(section, PASSWORD, PASSWORD_FILE),
-      section.get(TABLE), section.get(DATA_DIR), section.get(READ_POOL_SIZE), section.get(CREATE_SCHEMA), sslMode, caFile,
-      pooler);
+      section.get(TABLE), section.get(DATA_DIR), section.get(READ_POOL_SIZE), section.get(CREATE_SCHEMA), sslMode,
+      caFile, pooler);
   }
 
   /** Options from a mapping as the file's {@code database} section would hold it (tests, tools). */

@@ -35,7 +35,7 @@ final class PoolerProbe {
   /** Connections that hold a transaction open while A reads again: more than the idle servers a pool may keep. */
   static final int HOLDERS = 3;
   /** How long A's second read may wait for a server session before the wait itself is the answer. */
-  static final long SERVER_WAIT_MS = 2_000;
+  static final long SERVER_WAIT_MS = 3_000;
   private static final String VARIABLE = "counter_gateway_probe.session";
   private static final String READ = "SELECT current_setting('" + VARIABLE + "', true), pg_backend_pid()";
 
@@ -82,15 +82,28 @@ final class PoolerProbe {
     if (left == 0) {
       return Future.succeededFuture();
     }
-    return session.open(vertx).compose(holder -> {
+    Future<PgConnection> opening = session.open(vertx);
+    return opening.compose(holder -> {
       holders.add(holder);
+      // PgBouncer in statement pooling answers BEGIN with a FATAL error and closes the connection, which the
+      // client may report as the close alone
       return holder.query("BEGIN").execute()
-        // PgBouncer in statement pooling answers BEGIN with a FATAL error and closes the connection, which the
-        // client may report as the close alone
         .recover(refused -> Future.failedFuture(refused instanceof ClosedConnectionException
           || String.valueOf(refused.getMessage()).contains("pooling mode")
           ? new SharedSessions("a transaction was refused: " + oneLine(refused.getMessage())) : refused))
         .compose(begun -> holder.query(READ).execute());
+    }).timeout(SERVER_WAIT_MS, TimeUnit.MILLISECONDS).recover(failure -> {
+      if (!(failure instanceof TimeoutException)) {
+        return Future.failedFuture(failure);
+      }
+      if (!opening.isComplete()) {
+        // one that arrives after the time-out is not among the holders, which are released by then
+        opening.onSuccess(SqlConnection::close);
+      }
+      return Future.failedFuture(new ConfigException("database.host / database.port", "a connection to "
+        + endpoint(session.options()) + " waited " + SERVER_WAIT_MS + " ms for a server session while "
+        + (HOLDERS - left + 1) + " others held theirs: a pooler whose pool for this database is that small "
+        + "(PgBouncer default_pool_size) cannot serve the gateway's pools; enlarge it"));
     }).compose(rows -> {
       Row seen = rows.iterator().next();
       if (token.equals(seen.getString(0)) || seen.getInteger(1) == serverProcess) {

@@ -60,7 +60,21 @@ class PgBouncerIT {
       HttpResponse<Buffer> accepted = await(fixture.http.post("/v1/counters/likes/" + id + "/increments?ack=accepted")
         .sendJsonObject(new JsonObject().put("delta", 5)));
       assertThat(accepted.statusCode()).isEqualTo(202);
-      assertThat(eventually(() -> await(fixture.sumInTable("likes", id)), 2L * COMMITS + 5)).isEqualTo(2L * COMMITS + 5);
+      long committedAndAccepted = 2L * COMMITS + 5;
+      assertThat(eventually(() -> await(fixture.sumInTable("likes", id)), committedAndAccepted))
+        .isEqualTo(committedAndAccepted);
+    }
+  }
+
+  @Test
+  @DisplayName("database.pooler: session straight to PostgreSQL counts as well: the settings are SET once connected")
+  void sessionKeyWithoutPooler() {
+    try (GatewayFixture fixture = GatewayFixture.start(GatewayFixture.baseConfig(
+      TestDatabases.postgres().put("pooler", "session"), "pooled_direct"))) {
+      String id = "direct-" + UUID.randomUUID();
+      assertThat(await(fixture.http.post("/v1/counters/likes/" + id + "/increments")
+        .sendJsonObject(new JsonObject().put("delta", 3))).statusCode()).isEqualTo(200);
+      assertThat(await(fixture.sumInTable("likes", id))).isEqualTo(3L);
     }
   }
 
@@ -69,10 +83,25 @@ class PgBouncerIT {
   void sessionPoolingNeedsTheKey() {
     JsonObject server = TestDatabases.postgres();
     try (PgBouncer bouncer = PgBouncer.start(server, "session")) {
-      assertThatThrownBy(() -> GatewayFixture.start(GatewayFixture.baseConfig(bouncer.database(server), "pooled_nokey")))
+      JsonObject withoutKey = bouncer.database(server);
+      assertThatThrownBy(() -> GatewayFixture.start(GatewayFixture.baseConfig(withoutKey, "pooled_nokey")))
         .hasMessageContaining("database.pooler: the database endpoint 127.0.0.1:" + bouncer.port()
           + " refused a start-up parameter")
         .hasMessageContaining("set database.pooler: session")
+        .hasMessageNotContaining("\n");
+    }
+  }
+
+  @Test
+  @DisplayName("a session pool too small for the gateway is refused at start in one line, not after a time-out")
+  void tooSmallPoolRefused() {
+    JsonObject server = TestDatabases.postgres();
+    try (PgBouncer bouncer = PgBouncer.start(server, "session", 2)) {
+      assertThatThrownBy(() -> GatewayFixture.start(GatewayFixture.baseConfig(
+        bouncer.database(server).put("pooler", "session"), "pooled_small")))
+        .hasMessageContaining("database.host / database.port: a connection to 127.0.0.1:" + bouncer.port()
+          + " waited 3000 ms for a server session while 2 others held theirs")
+        .hasMessageContaining("default_pool_size")
         .hasMessageNotContaining("\n");
     }
   }

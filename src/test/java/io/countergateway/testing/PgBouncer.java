@@ -39,8 +39,13 @@ public final class PgBouncer implements AutoCloseable {
     Assumptions.assumeTrue(Files.isExecutable(BINARY), BINARY + " is missing (apt-get install pgbouncer)");
   }
 
-  /** {@code poolMode}: {@code session}, {@code transaction} or {@code statement}. */
+  /** {@code poolMode}: {@code session}, {@code transaction} or {@code statement}; 20 server connections. */
   public static PgBouncer start(JsonObject server, String poolMode) {
+    return start(server, poolMode, 20);
+  }
+
+  /** As {@link #start(JsonObject, String)}, with at most {@code poolSize} server connections for the database. */
+  public static PgBouncer start(JsonObject server, String poolMode, int poolSize) {
     try {
       Path directory = Files.createTempDirectory("pgbouncer-", PosixFilePermissions.asFileAttribute(
         PosixFilePermissions.fromString("rwxrwxrwx")));
@@ -59,9 +64,9 @@ public final class PgBouncer implements AutoCloseable {
         "auth_type = trust",
         "auth_file = " + directory.resolve("users.txt"),
         "pool_mode = " + poolMode,
-        "default_pool_size = 20",
+        "default_pool_size = " + poolSize,
         "max_client_conn = 200",
-        // as most PgBouncer set-ups: the start-up parameter the Vert.x and JDBC clients send that PgBouncer does not track
+        // as most set-ups have it: the Vert.x and JDBC clients send it, and PgBouncer does not track it
         "ignore_startup_parameters = extra_float_digits",
         "logfile = " + directory.resolve("pgbouncer.log"),
         ""));
