@@ -13,6 +13,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
@@ -25,16 +26,16 @@ import java.util.concurrent.TimeoutException;
  * another (or never).
  *
  * <p>The probe needs no access to the pooler's admin console. Connection A sets a session variable to a random token
- * and notes its server process; then {@link #HOLDERS} other connections each open a transaction and read both; while
- * they hold them, A reads both again. With a session per connection the holders never see A's token nor its process,
- * and A sees its own. A pooler that shares server sessions is caught by any of: a holder given A's server session
- * (PgBouncer hands out its most recently used idle server first, so the first holder gets it), A moved to another
- * one, or A waiting for a server while the holders keep them all. Statement pooling refuses the holders' transaction.
+ * and notes its server process; then {@link #HOLDERS} other connections at once each open a transaction and read both;
+ * while they hold them, A reads both again. With a session per connection the holders never see A's token nor its
+ * process, and A sees its own. A pooler that shares server sessions is caught by any of: a holder given A's server
+ * session (PgBouncer hands out its most recently used idle server first, so a holder gets it), A moved to another one,
+ * or A waiting for a server while the holders keep them all. Statement pooling refuses the holders' transaction.
  */
 final class PoolerProbe {
   /** Connections that hold a transaction open while A reads again: more than the idle servers a pool may keep. */
   static final int HOLDERS = 3;
-  /** How long A's second read may wait for a server session before the wait itself is the answer. */
+  /** How long a holder, or A's second read, may wait for a server session before the wait itself is the answer. */
   static final long SERVER_WAIT_MS = 3_000;
   private static final String VARIABLE = "counter_gateway_probe.session";
   private static final String READ = "SELECT current_setting('" + VARIABLE + "', true), pg_backend_pid()";
@@ -50,8 +51,9 @@ final class PoolerProbe {
         .execute())
       .compose(rows -> {
         int serverProcess = rows.iterator().next().getInteger(1);
-        List<SqlConnection> holders = new ArrayList<>();
-        return hold(vertx, session, holders, token, serverProcess, HOLDERS)
+        // the connections may complete on different event loops
+        List<SqlConnection> holders = new CopyOnWriteArrayList<>();
+        return hold(vertx, session, holders, token, serverProcess)
           .compose(v -> readAgain(probe, token, serverProcess))
           .eventually(() -> Future.join(holders.stream().map(PoolerProbe::release).toList()));
       })
@@ -76,12 +78,20 @@ final class PoolerProbe {
     });
   }
 
-  /** Opens {@code left} more holders, each in a transaction, each checked not to share the probe's server session. */
+  /** Opens the holders at once, each in a transaction, each checked not to share the probe's server session. */
   private static Future<Void> hold(Vertx vertx, PgSession session, List<SqlConnection> holders, String token,
-                                   int serverProcess, int left) {
-    if (left == 0) {
-      return Future.succeededFuture();
+                                   int serverProcess) {
+    List<Future<Void>> held = new ArrayList<>();
+    for (int i = 0; i < HOLDERS; i++) {
+      held.add(holdOne(vertx, session, holders, token, serverProcess));
     }
+    // join: every holder is settled (in the list or closed) before they are released
+    return Future.join(held).<Void>mapEmpty().recover(failure -> Future.failedFuture(held.stream()
+      .filter(Future::failed).map(Future::cause).filter(SharedSessions.class::isInstance).findFirst().orElse(failure)));
+  }
+
+  private static Future<Void> holdOne(Vertx vertx, PgSession session, List<SqlConnection> holders, String token,
+                                      int serverProcess) {
     Future<PgConnection> opening = session.open(vertx);
     return opening.compose(holder -> {
       holders.add(holder);
@@ -96,20 +106,17 @@ final class PoolerProbe {
       if (!(failure instanceof TimeoutException)) {
         return Future.failedFuture(failure);
       }
-      if (!opening.isComplete()) {
-        // one that arrives after the time-out is not among the holders, which are released by then
-        opening.onSuccess(SqlConnection::close);
-      }
+      // one that arrives after the time-out is not among the holders, which are released by then
+      opening.onSuccess(SqlConnection::close);
       return Future.failedFuture(new ConfigException("database.host / database.port", "a connection to "
-        + endpoint(session.options()) + " waited " + SERVER_WAIT_MS + " ms for a server session while "
-        + (HOLDERS - left + 1) + " others held theirs: a pooler whose pool for this database is that small "
-        + "(PgBouncer default_pool_size) cannot serve the gateway's pools; enlarge it"));
+        + endpoint(session.options()) + " waited " + SERVER_WAIT_MS + " ms for a server session while the probe's "
+        + "other connections held theirs: a pooler whose pool for this database is that small (PgBouncer default_pool_size) "
+        + "cannot serve the gateway's pools; enlarge it"));
     }).compose(rows -> {
       Row seen = rows.iterator().next();
-      if (token.equals(seen.getString(0)) || seen.getInteger(1) == serverProcess) {
-        return Future.failedFuture(new SharedSessions("another connection was given the server session of the first"));
-      }
-      return hold(vertx, session, holders, token, serverProcess, left - 1);
+      return token.equals(seen.getString(0)) || seen.getInteger(1) == serverProcess
+        ? Future.failedFuture(new SharedSessions("another connection was given the server session of the first"))
+        : Future.succeededFuture();
     });
   }
 
