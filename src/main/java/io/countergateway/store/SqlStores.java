@@ -144,16 +144,17 @@ public final class SqlStores {
   }
 
   /**
-   * Opens one connection outside any pool and closes it: whether the configured server answers in the configured
-   * protocol and takes the credentials, before any pool is made. Bounded by {@code timeoutMs} whatever the server
-   * does: a PostgreSQL port waits for the client to speak first, as a MySQL client waits for the server, so a
-   * protocol mismatch in that direction is silence, and a 5.0.10 pool that times out waiting loses the failure
-   * (a NullPointerException in its cancel path) instead of reporting it.
+   * Opens one connection outside any pool and closes it (PostgreSQL: four, see {@link PoolerProbe}): whether the
+   * configured server answers in the configured protocol and takes the credentials, before any pool is made.
+   * Bounded by {@code timeoutMs} whatever the server does: a PostgreSQL port waits for the client to speak first, as
+   * a MySQL client waits for the server, so a protocol mismatch in that direction is silence, and a 5.0.10 pool that
+   * times out waiting loses the failure (a NullPointerException in its cancel path) instead of reporting it.
    */
   public static Future<Void> probe(Vertx vertx, DatabaseOptions options, long timeoutMs) {
     if (options.isPostgres()) {
       // also what lies between: a pooler that refuses or drops the session settings, or shares server sessions
-      return PoolerProbe.check(vertx, new PgSession(options, timeoutMs, timeoutMs / 3)).timeout(timeoutMs, TimeUnit.MILLISECONDS);
+      return PoolerProbe.check(vertx, new PgSession(options, timeoutMs, timeoutMs / 3))
+        .timeout(timeoutMs, TimeUnit.MILLISECONDS);
     }
     Future<? extends SqlConnection> connecting = MySQLConnection.connect(vertx, mysqlConnect(options));
     // also a connection that is made only after the deadline
