@@ -31,6 +31,8 @@ public final class StartFailures {
   private static final Set<Integer> MYSQL_CREDENTIALS_REFUSED = Set.of(1045, 1044, 1698);
   private static final int MYSQL_UNKNOWN_DATABASE = 1049;
   private static final String PG_UNKNOWN_DATABASE = "3D000";
+  /** PgBouncer's answer to a start-up parameter it does not track: the gateway's timeouts, meant for PostgreSQL. */
+  private static final String PG_POOLER_REFUSED_PARAMETER = "unsupported startup parameter";
 
   private StartFailures() {
   }
@@ -89,6 +91,10 @@ public final class StartFailures {
         || MYSQL_CREDENTIALS_REFUSED.contains(refused.getErrorCode())) {
         return "database.user / database.password: the database at " + endpoint + " refused user '"
           + database.getUser() + "' (" + answer + "); fix database.user and database.password (or database.passwordFile)";
+      }
+      if (database.isPostgres() && answer.contains(PG_POOLER_REFUSED_PARAMETER)) {
+        return "database.pooler: the database endpoint " + endpoint + " refused a start-up parameter, as PgBouncer does ("
+          + answer + "); set database.pooler: session";
       }
       if (PG_UNKNOWN_DATABASE.equals(refused.getSqlState()) || refused.getErrorCode() == MYSQL_UNKNOWN_DATABASE) {
         return "database.name: the server at " + endpoint + " has no database '" + database.getName()

@@ -36,6 +36,18 @@ public final class DatabaseOptions {
     }
   }
 
+  /** What stands between the gateway and PostgreSQL (README "Poolers"). */
+  public enum Pooler {
+    /** The server itself, or a pooler that keeps one server session per client connection and passes start-up settings. */
+    NONE,
+    /** A pooler in session mode that refuses unknown start-up parameters (PgBouncer {@code pool_mode = session}). */
+    SESSION;
+
+    public String text() {
+      return name().toLowerCase(Locale.ROOT);
+    }
+  }
+
   static final ConfigDef KEYS = ConfigDef.section("database");
   public static final ConfigKey<String> KIND = KEYS.define("kind",
     choice(List.of("embedded-postgres", "postgres", "mysql"), Map.of("postgresql", "postgres", "mariadb", "mysql")),
@@ -68,6 +80,11 @@ public final class DatabaseOptions {
   public static final ConfigKey<String> SSL_CA_FILE = KEYS.defineOptional("ssl.caFile", STRING, any(),
     "PEM CA certificate(s) the server's certificate must chain to; required by `verify-ca` and `verify-full`");
 
+  public static final ConfigKey<String> POOLER = KEYS.define("pooler", choice("none", "session"), "none", any(),
+    "PostgreSQL behind a pooler: `session` for PgBouncer in `pool_mode = session` (the session settings are sent as "
+      + "`SET` after connecting, as PgBouncer refuses them at start-up); transaction and statement pooling are refused "
+      + "at start (see *Poolers*)");
+
   private final Kind kind;
   private final String host;
   private final int port;
@@ -80,9 +97,11 @@ public final class DatabaseOptions {
   private final boolean createSchema;
   private final SslMode sslMode;
   private final String sslCaFile;
+  private final Pooler pooler;
 
   private DatabaseOptions(Kind kind, String host, int port, String name, String user, String password, String table,
-                          String dataDir, int readPoolSize, boolean createSchema, SslMode sslMode, String sslCaFile) {
+                          String dataDir, int readPoolSize, boolean createSchema, SslMode sslMode, String sslCaFile,
+                          Pooler pooler) {
     this.kind = kind;
     this.host = host;
     this.port = port;
@@ -95,6 +114,7 @@ public final class DatabaseOptions {
     this.createSchema = createSchema;
     this.sslMode = sslMode;
     this.sslCaFile = sslCaFile;
+    this.pooler = pooler;
   }
 
   static DatabaseOptions from(ConfigSection section) {
@@ -118,9 +138,15 @@ public final class DatabaseOptions {
       throw new ConfigException(section.key(SSL_CA_FILE), "is required with " + section.key(SSL_MODE) + " "
         + section.get(SSL_MODE) + ": the CA the server's certificate must chain to");
     }
+    Pooler pooler = Pooler.valueOf(section.get(POOLER).toUpperCase(Locale.ROOT));
+    if (pooler != Pooler.NONE && kind != Kind.POSTGRES) {
+      throw new ConfigException(section.key(POOLER), "must be none with database.kind " + section.get(KIND)
+        + ": only PostgreSQL is reached through PgBouncer (MySQL through ProxySQL needs no setting, see Poolers)");
+    }
     return new DatabaseOptions(kind, section.get(HOST), section.get(PORT, defaultPort), section.get(NAME),
       section.get(USER, kind == Kind.MYSQL ? "root" : "postgres"), Secrets.resolve(section, PASSWORD, PASSWORD_FILE),
-      section.get(TABLE), section.get(DATA_DIR), section.get(READ_POOL_SIZE), section.get(CREATE_SCHEMA), sslMode, caFile);
+      section.get(TABLE), section.get(DATA_DIR), section.get(READ_POOL_SIZE), section.get(CREATE_SCHEMA), sslMode,
+      caFile, pooler);
   }
 
   /** Options from a mapping as the file's {@code database} section would hold it (tests, tools). */
@@ -131,7 +157,7 @@ public final class DatabaseOptions {
   /** A copy reaching the server at another endpoint: the embedded database's, known once it has started. */
   public DatabaseOptions withEndpoint(String host, int port, String user, String password) {
     return new DatabaseOptions(kind, host, port, name, user, password, table, dataDir, readPoolSize, createSchema,
-      sslMode, sslCaFile);
+      sslMode, sslCaFile, pooler);
   }
 
   public boolean isPostgres() {
@@ -189,9 +215,14 @@ public final class DatabaseOptions {
     return sslCaFile;
   }
 
+  public Pooler getPooler() {
+    return pooler;
+  }
+
   @Override
   public String toString() {
     // never the password
-    return kind + " " + user + "@" + host + ":" + port + "/" + name + " table " + table + " ssl " + sslMode.text();
+    return kind + " " + user + "@" + host + ":" + port + "/" + name + " table " + table + " ssl " + sslMode.text()
+      + (pooler == Pooler.NONE ? "" : " pooler " + pooler.text());
   }
 }

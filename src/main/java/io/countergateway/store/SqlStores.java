@@ -11,7 +11,7 @@ import io.vertx.mysqlclient.MySQLConnectOptions;
 import io.vertx.mysqlclient.MySQLConnection;
 import io.vertx.pgclient.PgBuilder;
 import io.vertx.pgclient.PgConnectOptions;
-import io.vertx.pgclient.PgConnection;
+import io.vertx.sqlclient.ClientBuilder;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.PoolOptions;
 import io.vertx.sqlclient.SqlConnection;
@@ -91,16 +91,11 @@ public final class SqlStores {
     long lockWaitMs = Math.max(1_000, attemptTimeoutMs / 3);
     int serverIdleSeconds = (int) Math.max(MIN_SERVER_IDLE_SECONDS, 2 * attemptTimeoutMs / 1000);
     if (options.isPostgres()) {
-      PgConnectOptions connect = pgConnect(options)
-        // session settings sent at start-up: the server gives up on a statement we no longer wait for, a flush
-        // waiting on a row lock fails (55P03, retried on other slots) well before that, and the server notices a
-        // vanished gateway by keepalive
-        .addProperty("statement_timeout", Long.toString(attemptTimeoutMs))
-        .addProperty("lock_timeout", Long.toString(lockWaitMs))
-        .addProperty("tcp_keepalives_idle", "30")
-        .addProperty("tcp_keepalives_interval", "10")
-        .addProperty("tcp_keepalives_count", "3");
-      return () -> PgBuilder.pool().with(poolOptions).with(netOptions()).connectingTo(connect).using(vertx).build();
+      // the server gives up on a statement we no longer wait for, and a flush waiting on a row lock fails (55P03,
+      // retried on other slots) well before that
+      PgSession session = new PgSession(options, attemptTimeoutMs, lockWaitMs);
+      return () -> session.apply(PgBuilder.pool().with(poolOptions).with(netOptions()).connectingTo(session.connect()))
+        .using(vertx).build();
     }
     MySQLConnectOptions connect = mysqlConnect(options).setPipeliningLimit(MYSQL_PIPELINING_LIMIT);
     // A gateway that dies or is cut off between its upserts and COMMIT leaves its row locks — and its uncommitted
@@ -111,14 +106,18 @@ public final class SqlStores {
       + ", wait_timeout = " + serverIdleSeconds;
     // idle connections are closed by us before the server's wait_timeout closes them under our feet
     poolOptions.setIdleTimeout(serverIdleSeconds / 2).setIdleTimeoutUnit(TimeUnit.SECONDS);
-    return () -> MySQLBuilder.pool().with(poolOptions).with(netOptions()).connectingTo(connect)
-      .withConnectHandler(conn -> conn.query(session).execute().onComplete(set -> {
-        if (set.failed()) {
-          LOG.warn("could not apply the session settings ({}): {}", session, set.cause().toString());
-        }
-        conn.close();
-      }))
-      .using(vertx).build();
+    return () -> settingEachSession(MySQLBuilder.pool().with(poolOptions).with(netOptions()).connectingTo(connect),
+      session).using(vertx).build();
+  }
+
+  /** A pool builder whose every new connection first runs {@code set}, the session settings, before its first use. */
+  static ClientBuilder<Pool> settingEachSession(ClientBuilder<Pool> builder, String set) {
+    return builder.withConnectHandler(conn -> conn.query(set).execute().onComplete(applied -> {
+      if (applied.failed()) {
+        LOG.warn("could not apply the session settings ({}): {}", set, applied.cause().toString());
+      }
+      conn.close();
+    }));
   }
 
   /** A small plain pool on the configured database, for background jobs (roll-ups, compaction) that run their own SQL. */
@@ -145,16 +144,19 @@ public final class SqlStores {
   }
 
   /**
-   * Opens one connection outside any pool and closes it: whether the configured server answers in the configured
-   * protocol and takes the credentials, before any pool is made. Bounded by {@code timeoutMs} whatever the server
-   * does: a PostgreSQL port waits for the client to speak first, as a MySQL client waits for the server, so a
-   * protocol mismatch in that direction is silence, and a 5.0.10 pool that times out waiting loses the failure
-   * (a NullPointerException in its cancel path) instead of reporting it.
+   * Opens one connection outside any pool and closes it (PostgreSQL: four, see {@link PoolerProbe}): whether the
+   * configured server answers in the configured protocol and takes the credentials, before any pool is made.
+   * Bounded by {@code timeoutMs} whatever the server does: a PostgreSQL port waits for the client to speak first, as
+   * a MySQL client waits for the server, so a protocol mismatch in that direction is silence, and a 5.0.10 pool that
+   * times out waiting loses the failure (a NullPointerException in its cancel path) instead of reporting it.
    */
   public static Future<Void> probe(Vertx vertx, DatabaseOptions options, long timeoutMs) {
-    Future<? extends SqlConnection> connecting = options.isPostgres()
-      ? PgConnection.connect(vertx, pgConnect(options))
-      : MySQLConnection.connect(vertx, mysqlConnect(options));
+    if (options.isPostgres()) {
+      // also what lies between: a pooler that refuses or drops the session settings, or shares server sessions
+      return PoolerProbe.check(vertx, new PgSession(options, timeoutMs, timeoutMs / 3))
+        .timeout(timeoutMs, TimeUnit.MILLISECONDS);
+    }
+    Future<? extends SqlConnection> connecting = MySQLConnection.connect(vertx, mysqlConnect(options));
     // also a connection that is made only after the deadline
     connecting.onSuccess(SqlConnection::close);
     return connecting.<Void>mapEmpty().timeout(timeoutMs, TimeUnit.MILLISECONDS);
