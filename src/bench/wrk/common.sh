@@ -33,7 +33,7 @@ start_gateway() {
   local name=$1 jar=$2 config=$3
   shift 3
   # shellcheck disable=SC2086 # GATEWAY_JVM is a list of options
-  env CG_HTTP_PORT="$PORT" "$@" java ${GATEWAY_JVM:-} -jar "$jar" --config "$config" >>"$OUT/$name.log" 2>&1 &
+  env CG_HTTP_PORT="$PORT" MALLOC_ARENA_MAX="${MALLOC_ARENA_MAX:-2}" "$@" java ${GATEWAY_JVM:-} -jar "$jar" --config "$config" >>"$OUT/$name.log" 2>&1 &
   GATEWAY_PID=$!
   for _ in $(seq 1 120); do
     [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/health/ready" || true)" = 200 ] && return 0

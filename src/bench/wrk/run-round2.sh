@@ -47,7 +47,7 @@ CONFIG="$OUT/gateway.yaml"
   echo "  beacons-windowed: { slots: 16, public: true, beacon: { perClientPerMinute: 0, idsPerClientPerHour: 0 }, window: { bucket: day, retention: 2d } }"
   echo "  beacons-unique: { slots: 16, public: true, unique: true, beacon: { perClientPerMinute: 0, idsPerClientPerHour: 0 }, window: { bucket: day, retention: 2d } }"; } >"$CONFIG"
 CG_NAMESPACES_PAGEVIEWS_BEACON_PER_CLIENT_PER_MINUTE=0 CG_NAMESPACES_PAGEVIEWS_BEACON_IDS_PER_CLIENT_PER_HOUR=0 \
-  CG_HTTP_PORT=$GATEWAY_PORT CG_DATABASE_TABLE=$TABLE java $GATEWAY_JVM -jar "$JAR" --config "$CONFIG" >"$OUT/gateway.log" 2>&1 &
+  CG_HTTP_PORT=$GATEWAY_PORT CG_DATABASE_TABLE=$TABLE MALLOC_ARENA_MAX=${MALLOC_ARENA_MAX:-2} java $GATEWAY_JVM -jar "$JAR" --config "$CONFIG" >"$OUT/gateway.log" 2>&1 &
 GATEWAY_PID=$!; PIDS+=($GATEWAY_PID)
 wait_for() { for _ in $(seq 1 120); do [ "$(curl -s -o /dev/null -w '%{http_code}' "$1" || true)" = "$2" ] && return 0; sleep 0.5; done
   echo "no answer $2 from $1; see $OUT/*.log" >&2; exit 1; }

@@ -50,7 +50,7 @@ class ImageDefinitionTest {
   }
 
   @Test
-  @DisplayName("the image and the Kubernetes manifests run conf/jvm.options, the heap as half of the container's memory limit")
+  @DisplayName("the image and the Kubernetes manifests run conf/jvm.options, the heap as half of the container's memory limit, with malloc in 2 arenas")
   void jvmOptionsOfEveryLaunch() throws Exception {
     List<String> expected = new ArrayList<>();
     for (String line : Files.readAllLines(Path.of("conf/jvm.options"))) {
@@ -61,6 +61,7 @@ class ImageDefinitionTest {
     assertThat(expected).contains("-XX:+ExitOnOutOfMemoryError", "-XX:MaxRAMPercentage=50");
     Element container = child(jibConfiguration(), "container");
     assertThat(texts(child(container, "jvmFlags"), "jvmFlag")).as("pom.xml").containsExactlyElementsOf(expected);
+    assertThat(text(container, "environment", "MALLOC_ARENA_MAX")).isEqualTo("2");
     for (String manifest : List.of("k8s/base/statefulset.yaml", "k8s/overlays/sidecar/web-deployment.yaml")) {
       List<String> lines = Files.readAllLines(Path.of(manifest));
       int name = lines.indexOf(lines.stream().filter(l -> l.strip().equals("- name: JAVA_TOOL_OPTIONS")).findFirst()
