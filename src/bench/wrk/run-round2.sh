@@ -202,3 +202,5 @@ batch counters $BATCH_SUM for $BATCH_INCR acknowledged (+ at most $((BATCH_MAX -
 plain beacons $BEACON_PLAIN_SUM for $BEACON_PLAIN_ACKED answered (+ at most $((ROUNDS * 64))): $(check "$BEACON_PLAIN_SUM" "$BEACON_PLAIN_ACKED" "$((BEACON_PLAIN_ACKED + ROUNDS * 64))").
 Raw wrk outputs and logs: $OUT
 REPORT
+# a run whose SUMs do not match what was acknowledged fails, whatever its figures
+[ "$(check "$HOT_SUM" "$HOT_ACKED" "$HOT_MAX")$(check "$BATCH_SUM" "$BATCH_INCR" "$BATCH_MAX")$(check "$BEACON_PLAIN_SUM" "$BEACON_PLAIN_ACKED" "$((BEACON_PLAIN_ACKED + ROUNDS * 64))")" = okokok ]
