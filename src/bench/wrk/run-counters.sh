@@ -35,7 +35,8 @@ if [ "$SEED" = 1 ]; then
   echo "seeding $COUNTERS counters (one row each) ..." >&2
   case "$DB" in
     postgres) sql "INSERT INTO $TABLE (record_type, record_id, slot, count)
-                   SELECT 'downloads', 't4-' || g, 0, 0 FROM generate_series(1, $COUNTERS) g ON CONFLICT DO NOTHING; VACUUM ANALYZE $TABLE" ;;
+                   SELECT 'downloads', 't4-' || g, 0, 0 FROM generate_series(1, $COUNTERS) g ON CONFLICT DO NOTHING"
+              sql "VACUUM ANALYZE $TABLE" ;;  # a statement of its own: VACUUM cannot run in the INSERT's transaction
     mysql) # MariaDB's sequence engine (seq_1_to_N tables), a million rows per statement
            for from in $(seq 1 1000000 "$COUNTERS"); do
              sql "INSERT IGNORE INTO $TABLE (record_type, record_id, slot, count)

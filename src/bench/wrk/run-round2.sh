@@ -178,7 +178,7 @@ Beacon GET variants, each × plain beacons (no filter) of the same round:
 | daily window, bot filter on | $(span beacon-windowed) | $(ratio beacon-windowed beacon-plain) | $(col p99 beacon-windowed) | $(col non2xx beacon-windowed) | $(col rss_of beacon-windowed) |
 | daily window, bot filter and unique visitors on | $(span beacon-unique) | $(ratio beacon-unique beacon-plain) (× daily window: $(ratio beacon-unique beacon-windowed)) | $(col p99 beacon-unique) | $(col non2xx beacon-unique) | $(col rss_of beacon-unique) |
 
-The database alone (pgbench running the gateway's own flush statement, flush-id and fence CTEs included, prepared,
+The database alone ($( [ "$DB" = postgres ] && echo "pgbench running the gateway's own flush statement, flush-id and fence CTEs included, prepared" || echo "the mysql client running the MySQL store's flush transactions, fence, flush id and upsert, as text statements"),
 $FLUSHERS connections — one per ingest verticle and flush in flight — each on its own slot, $DURATION), beside the
 flushes the gateway made in the same workloads:
 
