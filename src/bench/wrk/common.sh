@@ -27,12 +27,13 @@ requests() { awk '/requests in/ {print $1}' "$OUT/$1.txt"; }
 non2xx() { awk '/Non-2xx or 3xx responses:/ {n=$5} END {print n+0}' "$OUT/$1.txt"; }
 p99() { awk '$1=="99%" {print $2}' "$OUT/$1.txt"; }
 
-# start_gateway NAME JAR CONFIG [VAR=value …]: the gateway in the background on $PORT with the extra environment, its
-# output in $OUT/NAME.log; returns once /health/ready is 200 (sets GATEWAY_PID)
+# start_gateway NAME JAR CONFIG [VAR=value …]: the gateway in the background on $PORT with the extra environment and
+# the JVM options $GATEWAY_JVM (if set), its output in $OUT/NAME.log; returns once /health/ready is 200 (sets GATEWAY_PID)
 start_gateway() {
   local name=$1 jar=$2 config=$3
   shift 3
-  env CG_HTTP_PORT="$PORT" "$@" java -jar "$jar" --config "$config" >>"$OUT/$name.log" 2>&1 &
+  # shellcheck disable=SC2086 # GATEWAY_JVM is a list of options
+  env CG_HTTP_PORT="$PORT" MALLOC_ARENA_MAX="${MALLOC_ARENA_MAX:-2}" "$@" java ${GATEWAY_JVM:-} -jar "$jar" --config "$config" >>"$OUT/$name.log" 2>&1 &
   GATEWAY_PID=$!
   for _ in $(seq 1 120); do
     [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/health/ready" || true)" = 200 ] && return 0
@@ -40,3 +41,6 @@ start_gateway() {
   done
   echo "the gateway ($name) did not become ready; see $OUT/$name.log" >&2; exit 1
 }
+
+# peak_rss PID: the process's peak resident set (VmHWM) in MiB, "?" once it is gone
+peak_rss() { awk '/^VmHWM:/ {printf "%.0f", $2 / 1024; found=1} END {if (!found) printf "?"}' "/proc/$1/status" 2>/dev/null || printf '?'; }

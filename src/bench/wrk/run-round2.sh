@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Performance round 2: every HTTP workload of the gateway next to the plain Vert.x 204 server, in alternating rounds,
 # with wrk -t2 and no Lua response callback (wrk's own cost would hide the server's), then the event bus next to Redis
-# INCRBY through the Vert.x client (the in-process `bench`), and a SUM check of everything acknowledged.
+# INCRBY through the Vert.x client (the in-process `bench`), and a SUM check of everything acknowledged. Beside every
+# figure the gateway's peak RSS so far (VmHWM); at the end its heap histogram and native memory, and the database alone
+# running the gateway's own flush statement through pgbench at the gateway's flush concurrency (database-alone.sh).
 #
 #   src/bench/wrk/run-round2.sh                # gateway on PostgreSQL 127.0.0.1:5432, database test
 #   DB=mysql src/bench/wrk/run-round2.sh       # gateway on MySQL/MariaDB 127.0.0.1:3306
@@ -9,6 +11,8 @@
 # Environment: DB=postgres|mysql ROUNDS=2 DURATION=10s WARMUP=5s THREADS=2 READERS=16 BATCH=100 BATCH_COUNTERS=1000
 #              GATEWAY_PORT=18080 PLAIN_PORT=18081 JAR=target/counter-gateway.jar
 #              BENCH_JAR=target/counter-gateway-bench.jar (plain-server and the in-process bench)
+#              GATEWAY_JVM="@conf/jvm.options" (the gateway's JVM options; add -XX:NativeMemoryTracking=summary for
+#              the native-memory breakdown) FLUSHERS=$(nproc) (pgbench connections of the database-alone rows)
 #              OUT=/tmp/counter-gateway-round2 MAX_LOAD=1.0 (the 1-minute load average above which the machine does
 #              not count as idle)
 # Missing jars are built with mvn -q -Pbench package -DskipTests.
@@ -19,13 +23,15 @@ DB=${DB:-postgres}; ROUNDS=${ROUNDS:-2}; DURATION=${DURATION:-10s}; WARMUP=${WAR
 READERS=${READERS:-16}; BATCH=${BATCH:-100}; BATCH_COUNTERS=${BATCH_COUNTERS:-1000}
 GATEWAY_PORT=${GATEWAY_PORT:-18080}; PLAIN_PORT=${PLAIN_PORT:-18081}; JAR=${JAR:-target/counter-gateway.jar}
 BENCH_JAR=${BENCH_JAR:-target/counter-gateway-bench.jar}
-OUT=${OUT:-/tmp/counter-gateway-round2}; MAX_LOAD=${MAX_LOAD:-1.0}
+OUT=${OUT:-/tmp/counter-gateway-round2}; MAX_LOAD=${MAX_LOAD:-1.0}; GATEWAY_JVM=${GATEWAY_JVM:-@conf/jvm.options}
 TABLE=bench_round2; WRK_DIR=src/bench/wrk
 UA="Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0 Safari/537.36"
 G="http://127.0.0.1:$GATEWAY_PORT"; P="http://127.0.0.1:$PLAIN_PORT"
 
 # shellcheck source=common.sh
 . "$WRK_DIR/common.sh"
+# shellcheck source=database-alone.sh
+. "$WRK_DIR/database-alone.sh"
 drop_gateway_tables "$TABLE"
 
 PIDS=()
@@ -41,15 +47,22 @@ CONFIG="$OUT/gateway.yaml"
   echo "  beacons-windowed: { slots: 16, public: true, beacon: { perClientPerMinute: 0, idsPerClientPerHour: 0 }, window: { bucket: day, retention: 2d } }"
   echo "  beacons-unique: { slots: 16, public: true, unique: true, beacon: { perClientPerMinute: 0, idsPerClientPerHour: 0 }, window: { bucket: day, retention: 2d } }"; } >"$CONFIG"
 CG_NAMESPACES_PAGEVIEWS_BEACON_PER_CLIENT_PER_MINUTE=0 CG_NAMESPACES_PAGEVIEWS_BEACON_IDS_PER_CLIENT_PER_HOUR=0 \
-  CG_HTTP_PORT=$GATEWAY_PORT CG_DATABASE_TABLE=$TABLE java -jar "$JAR" --config "$CONFIG" >"$OUT/gateway.log" 2>&1 &
+  CG_HTTP_PORT=$GATEWAY_PORT CG_DATABASE_TABLE=$TABLE MALLOC_ARENA_MAX=${MALLOC_ARENA_MAX:-2} java $GATEWAY_JVM -jar "$JAR" --config "$CONFIG" >"$OUT/gateway.log" 2>&1 &
 GATEWAY_PID=$!; PIDS+=($GATEWAY_PID)
 wait_for() { for _ in $(seq 1 120); do [ "$(curl -s -o /dev/null -w '%{http_code}' "$1" || true)" = "$2" ] && return 0; sleep 0.5; done
   echo "no answer $2 from $1; see $OUT/*.log" >&2; exit 1; }
 wait_for "$P/" 204; wait_for "$G/health/ready" 200
 
 # wrk NAME CONNECTIONS DURATION URL [wrk args...]: raw output in $OUT/NAME.txt
+# and the gateway's peak resident memory so far (VmHWM, MiB) in $OUT/NAME.rss
 bench() { local name=$1 c=$2 d=$3 url=$4; shift 4
-  wrk -t"$THREADS" -c"$c" -d"$d" --latency -H "User-Agent: $UA" "$@" "$url" >"$OUT/$name.txt" 2>&1; }
+  wrk -t"$THREADS" -c"$c" -d"$d" --latency -H "User-Agent: $UA" "$@" "$url" >"$OUT/$name.txt" 2>&1
+  peak_rss "$GATEWAY_PID" >"$OUT/$name.rss"; }
+# flushed NAME COMMAND...: runs the command and writes the gateway's flushes per second during it to $OUT/NAME.flushes
+flushes() { curl -s "$G/metrics" | awk '/^gateway_flush_duration_seconds_count/ {s += $2} END {printf "%.0f", s}'; }
+flushed() { local name=$1 before after start end; shift
+  before=$(flushes); start=$(date +%s.%N); "$@"; end=$(date +%s.%N); after=$(flushes)
+  awk -v a="$after" -v b="$before" -v s="$start" -v e="$end" 'BEGIN {printf "%.0f", (a - b) / (e - s)}' >"$OUT/$name.flushes"; }
 rps() { awk '/^Requests\/sec:/ {printf "%.0f", $2}' "$OUT/$1.txt"; }
 requests() { awk '/requests in/ {print $1}' "$OUT/$1.txt"; }
 non2xx() { awk '/Non-2xx or 3xx responses:/ {n=$5} END {print n+0}' "$OUT/$1.txt"; }
@@ -76,17 +89,23 @@ for round in $(seq 1 "$ROUNDS"); do
   bench "beacon-windowed-$round" 64 "$DURATION" "$G/v1/beacon/beacons-windowed/hot"
   bench "beacon-unique-$round" 64 "$DURATION" "$G/v1/beacon/beacons-unique/hot"
   bench "accepted-$round" 64 "$DURATION" "$G/v1/counters/pageviews/hot/increments?ack=accepted" -s "$WRK_DIR/post.lua"; hot "accepted-$round"
-  bench "commit64-$round" 64 "$DURATION" "$G/v1/counters/pageviews/hot/increments" -s "$WRK_DIR/post.lua"; hot "commit64-$round"
+  flushed "commit64-$round" bench "commit64-$round" 64 "$DURATION" "$G/v1/counters/pageviews/hot/increments" -s "$WRK_DIR/post.lua"
+  hot "commit64-$round"
   bench "plain256-$round" 256 "$DURATION" "$P/"
   bench "commit256-$round" 256 "$DURATION" "$G/v1/counters/pageviews/hot/increments" -s "$WRK_DIR/post.lua"; hot "commit256-$round"
   THREADS_SAVED=$THREADS; THREADS=1
   bench "reads-$round" "$READERS" "$DURATION" "$G/v1/counters/pageviews/hot" & READS=$!
   bench "mixed-writes-$round" 64 "$DURATION" "$G/v1/counters/pageviews/hot/increments" -s "$WRK_DIR/post.lua"
   wait "$READS"; THREADS=$THREADS_SAVED; hot "mixed-writes-$round"
-  BODY="$BATCH_BODY" bench "batch-$round" 64 "$DURATION" "$G/v1/increments" -s "$WRK_DIR/post.lua"
+  BODY="$BATCH_BODY" flushed "batch-$round" bench "batch-$round" 64 "$DURATION" "$G/v1/increments" -s "$WRK_DIR/post.lua"
   BATCH_ACKED=$((BATCH_ACKED + $(acked "batch-$round"))); BATCH_RUNS=$((BATCH_RUNS + 1))
 done
 LOAD_AFTER=$(idle)
+GATEWAY_PEAK_RSS=$(peak_rss "$GATEWAY_PID")
+# where the memory is at the end: the heap's classes and, when the JVM tracks it, native memory by holder
+jcmd "$GATEWAY_PID" GC.class_histogram >"$OUT/class-histogram.txt" 2>&1 || true
+jcmd "$GATEWAY_PID" VM.native_memory summary >"$OUT/native-memory.txt" 2>&1 || true
+grep -E '^(VmHWM|VmRSS|RssAnon|RssFile|Threads)' "/proc/$GATEWAY_PID/status" >"$OUT/gateway-status.txt" 2>/dev/null || true
 
 echo "stopping the gateway (SIGTERM flushes what is pending) ..." >&2
 kill -TERM "$GATEWAY_PID"; wait "$GATEWAY_PID" || true
@@ -99,6 +118,17 @@ check() { if [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]; then echo ok; else echo MIS
 BEACON_PLAIN_SUM=$(sql "SELECT COALESCE(SUM(count),0) FROM $TABLE WHERE record_type='beacons-plain' AND record_id='hot'")
 BEACON_PLAIN_ACKED=0; for r in $(seq 1 "$ROUNDS"); do BEACON_PLAIN_ACKED=$((BEACON_PLAIN_ACKED + $(acked "beacon-plain-$r"))); done
 UNIQUE_BYTES=$(sql "SELECT COALESCE(SUM($( [ "$DB" = postgres ] && echo 'octet_length(sketch)' || echo 'LENGTH(sketch)')),0) FROM ${TABLE}_uniques" 2>/dev/null || echo "?")
+
+# the database alone, after the gateway stopped: its own flush statement at its flush concurrency (one connection per
+# ingest verticle and flush in flight), for the hot counter's one-row flush and the batch workload's flush (its
+# counters, at most batching.maxKeys of them)
+FLUSHERS=${FLUSHERS:-$(nproc)}; FLUSH_ROWS=$(( BATCH_COUNTERS < 1000 ? BATCH_COUNTERS : 1000 ))
+read -r DBA_HOT DBA_HOT_P99 <<<"$(database_alone db-alone-hot 1 "$FLUSHERS" "${DURATION%s}")"
+read -r DBA_BATCH DBA_BATCH_P99 <<<"$(database_alone db-alone-batch "$FLUSH_ROWS" "$FLUSHERS" "${DURATION%s}")"
+share() { # workload statements/s: the gateway's flushes/s per round as a share of what the database alone did
+  for r in $(seq 1 "$ROUNDS"); do awk -v a="$(flush_rate "$1-$r")" -v b="$2" 'BEGIN {if (b + 0 > 0) printf "%.2f ", a / b; else printf "? "}'; done; }
+per_flush() { # workload increments-per-request: increments each of the gateway's flushes carried, per round
+  for r in $(seq 1 "$ROUNDS"); do awk -v n="$(rps "$1-$r")" -v f="$(flush_rate "$1-$r")" -v k="$2" 'BEGIN {if (f > 0) printf "%.0f ", n * k / f; else printf "? "}'; done; }
 
 # event bus at 64 senders (as in the issue) and at 512 (where neither side waits on its round trip), alternating
 for round in $(seq 1 "$ROUNDS"); do
@@ -117,6 +147,8 @@ span() { # workload: "min-max" over the rounds of its requests/s
 ratio() { # workload baseline: "min-max" of the per-round ratios
   for r in $(seq 1 "$ROUNDS"); do awk -v a="$(rps "$1-$r")" -v b="$(rps "$2-$r")" 'BEGIN {printf "%.2f\n", a / b}'; done |
     sort -n | awk 'NR==1 {lo=$1} {hi=$1} END {printf "%s–%s", lo, hi}'; }
+rss_of() { cat "$OUT/$1.rss"; }
+flush_rate() { cat "$OUT/$1.flushes"; }
 col() { for r in $(seq 1 "$ROUNDS"); do printf '%s ' "$($1 "$2-$r")"; done; }
 cat <<REPORT
 ### Round 2: the gateway ($DB) next to the plain Vert.x 204 server
@@ -125,26 +157,38 @@ cat <<REPORT
   database $(sql "SELECT version()" | head -1 | cut -c1-60); 1-minute load average before each round: $(for r in $(seq 1 "$ROUNDS"); do printf '%s ' "${R[load,$r]}"; done)(after: $LOAD_AFTER)
 - command: \`DB=$DB ROUNDS=$ROUNDS DURATION=$DURATION $0\`
 
-| workload | requests/s (range over rounds) | × plain 204 (same round) | p99 ms per round | non-2xx per round |
-|---|---:|---:|---:|---:|
-| plain 204, 64 connections | $(span plain) | 1 | $(col p99 plain) | $(col non2xx plain) |
-| beacon GET, one hot counter | $(span beacon) | $(ratio beacon plain) | $(col p99 beacon) | $(col non2xx beacon) |
-| \`?ack=accepted\` | $(span accepted) | $(ratio accepted plain) | $(col p99 accepted) | $(col non2xx accepted) |
-| ack=commit, 64 connections | $(span commit64) | $(ratio commit64 plain) | $(col p99 commit64) | $(col non2xx commit64) |
-| plain 204, 256 connections | $(span plain256) | 1 | $(col p99 plain256) | $(col non2xx plain256) |
-| ack=commit, 256 connections | $(span commit256) | $(ratio commit256 plain256) | $(col p99 commit256) | $(col non2xx commit256) |
-| reads of the hot counter ($READERS conn.) during commit load | $(span reads) | | $(col p99 reads) | $(col non2xx reads) |
-| commit writes (64) during those reads | $(span mixed-writes) | $(ratio mixed-writes commit64) × solo | $(col p99 mixed-writes) | $(col non2xx mixed-writes) |
-| HTTP batch of $BATCH over $BATCH_COUNTERS counters (× $BATCH = increments/s) | $(span batch) | | $(col p99 batch) | $(col non2xx batch) |
+| workload | requests/s (range over rounds) | × plain 204 (same round) | p99 ms per round | non-2xx per round | gateway peak RSS MiB so far, per round |
+|---|---:|---:|---:|---:|---:|
+| plain 204, 64 connections | $(span plain) | 1 | $(col p99 plain) | $(col non2xx plain) | $(col rss_of plain) |
+| beacon GET, one hot counter | $(span beacon) | $(ratio beacon plain) | $(col p99 beacon) | $(col non2xx beacon) | $(col rss_of beacon) |
+| \`?ack=accepted\` | $(span accepted) | $(ratio accepted plain) | $(col p99 accepted) | $(col non2xx accepted) | $(col rss_of accepted) |
+| ack=commit, 64 connections | $(span commit64) | $(ratio commit64 plain) | $(col p99 commit64) | $(col non2xx commit64) | $(col rss_of commit64) |
+| plain 204, 256 connections | $(span plain256) | 1 | $(col p99 plain256) | $(col non2xx plain256) | $(col rss_of plain256) |
+| ack=commit, 256 connections | $(span commit256) | $(ratio commit256 plain256) | $(col p99 commit256) | $(col non2xx commit256) | $(col rss_of commit256) |
+| reads of the hot counter ($READERS conn.) during commit load | $(span reads) | | $(col p99 reads) | $(col non2xx reads) | $(col rss_of reads) |
+| commit writes (64) during those reads | $(span mixed-writes) | $(ratio mixed-writes commit64) × solo | $(col p99 mixed-writes) | $(col non2xx mixed-writes) | $(col rss_of mixed-writes) |
+| HTTP batch of $BATCH over $BATCH_COUNTERS counters (× $BATCH = increments/s) | $(span batch) | | $(col p99 batch) | $(col non2xx batch) | $(col rss_of batch) |
 
 Beacon GET variants, each × plain beacons (no filter) of the same round:
 
-| workload | requests/s (range over rounds) | × plain beacons (same round) | p99 ms per round | non-2xx per round |
-|---|---:|---:|---:|---:|
-| plain beacons (bot filter off) | $(span beacon-plain) | 1 | $(col p99 beacon-plain) | $(col non2xx beacon-plain) |
-| bot filter on (ua-parser crawler list) | $(span beacon) | $(ratio beacon beacon-plain) | $(col p99 beacon) | $(col non2xx beacon) |
-| daily window, bot filter on | $(span beacon-windowed) | $(ratio beacon-windowed beacon-plain) | $(col p99 beacon-windowed) | $(col non2xx beacon-windowed) |
-| daily window, bot filter and unique visitors on | $(span beacon-unique) | $(ratio beacon-unique beacon-plain) (× daily window: $(ratio beacon-unique beacon-windowed)) | $(col p99 beacon-unique) | $(col non2xx beacon-unique) |
+| workload | requests/s (range over rounds) | × plain beacons (same round) | p99 ms per round | non-2xx per round | gateway peak RSS MiB so far, per round |
+|---|---:|---:|---:|---:|---:|
+| plain beacons (bot filter off) | $(span beacon-plain) | 1 | $(col p99 beacon-plain) | $(col non2xx beacon-plain) | $(col rss_of beacon-plain) |
+| bot filter on (ua-parser crawler list) | $(span beacon) | $(ratio beacon beacon-plain) | $(col p99 beacon) | $(col non2xx beacon) | $(col rss_of beacon) |
+| daily window, bot filter on | $(span beacon-windowed) | $(ratio beacon-windowed beacon-plain) | $(col p99 beacon-windowed) | $(col non2xx beacon-windowed) | $(col rss_of beacon-windowed) |
+| daily window, bot filter and unique visitors on | $(span beacon-unique) | $(ratio beacon-unique beacon-plain) (× daily window: $(ratio beacon-unique beacon-windowed)) | $(col p99 beacon-unique) | $(col non2xx beacon-unique) | $(col rss_of beacon-unique) |
+
+The database alone ($( [ "$DB" = postgres ] && echo "pgbench running the gateway's own flush statement, flush-id and fence CTEs included, prepared" || echo "the mysql client running the MySQL store's flush transactions, fence, flush id and upsert, as text statements"),
+$FLUSHERS connections — one per ingest verticle and flush in flight — each on its own slot, $DURATION), beside the
+flushes the gateway made in the same workloads:
+
+| flush statement | database alone: statements/s | rows/s | p99 ms | gateway: flushes/s per round | gateway ÷ database alone | increments per gateway flush |
+|---|---:|---:|---:|---:|---:|---:|
+| 1 row (one hot counter, ack=commit, 64 connections) | $DBA_HOT | $DBA_HOT | $DBA_HOT_P99 | $(col flush_rate commit64) | $(share commit64 "$DBA_HOT") | $(per_flush commit64 1) |
+| $FLUSH_ROWS rows (HTTP batch of $BATCH over $BATCH_COUNTERS counters) | $DBA_BATCH | $( [[ "$DBA_BATCH" =~ ^[0-9]+$ ]] && echo $((DBA_BATCH * FLUSH_ROWS)) ) | $DBA_BATCH_P99 | $(col flush_rate batch) | $(share batch "$DBA_BATCH") | $(per_flush batch "$BATCH") |
+
+Gateway peak RSS (VmHWM) over the whole run: $GATEWAY_PEAK_RSS MiB (JVM options: \`${GATEWAY_JVM:-none}\`); where the memory
+was at the end: $OUT/class-histogram.txt, $OUT/native-memory.txt (with -XX:NativeMemoryTracking=summary).
 
 Sketch bytes in \`${TABLE}_uniques\` after the run (one counter, one day): $UNIQUE_BYTES.
 
@@ -158,3 +202,5 @@ batch counters $BATCH_SUM for $BATCH_INCR acknowledged (+ at most $((BATCH_MAX -
 plain beacons $BEACON_PLAIN_SUM for $BEACON_PLAIN_ACKED answered (+ at most $((ROUNDS * 64))): $(check "$BEACON_PLAIN_SUM" "$BEACON_PLAIN_ACKED" "$((BEACON_PLAIN_ACKED + ROUNDS * 64))").
 Raw wrk outputs and logs: $OUT
 REPORT
+# a run whose SUMs do not match what was acknowledged fails, whatever its figures
+[ "$(check "$HOT_SUM" "$HOT_ACKED" "$HOT_MAX")$(check "$BATCH_SUM" "$BATCH_INCR" "$BATCH_MAX")$(check "$BEACON_PLAIN_SUM" "$BEACON_PLAIN_ACKED" "$((BEACON_PLAIN_ACKED + ROUNDS * 64))")" = okokok ]

@@ -26,7 +26,8 @@ public final class BeaconFilter {
 
   /** {@code classifier}: the executor of the user agents the quick check cannot decide. */
   public BeaconFilter(WorkerExecutor classifier, ClientLimits clients, GatewayConfig config, MeterRegistry registry) {
-    this.userAgents = new UserAgentVerdicts(classifier, new CrawlerDetector(config.getBeacon().getBotPatterns()));
+    this.userAgents = new UserAgentVerdicts(classifier, new CrawlerDetector(config.getBeacon().getBotPatterns()),
+      config.getBeacon().getUserAgentCacheBytes());
     this.clients = clients;
     for (NamespaceOptions namespace : config.getNamespaces().values()) {
       if (!namespace.isPublic()) {

@@ -10,8 +10,8 @@ import java.util.Optional;
 /**
  * The verdicts of a {@link CrawlerDetector}, remembered per event loop, and a filter that fails closed (src/DESIGN.md
  * §6c). A user agent longer than {@link #MAX_USER_AGENT_CHARS} is a bot (no browser sends one; it is never matched,
- * never cached). A user agent seen before is answered from a cache bounded in bytes ({@link #CACHE_BYTES}, Caffeine,
- * weighed by length). A new one is decided on the loop by {@link CrawlerDetector#quick} (a handful of regular
+ * never cached). A user agent seen before is answered from a cache bounded in bytes ({@code beacon.userAgentCacheBytes},
+ * Caffeine, weighed by length). A new one is decided on the loop by {@link CrawlerDetector#quick} (a handful of regular
  * expressions); the few the quick check cannot decide go to a dedicated single-thread executor, at most
  * {@link #MAX_IN_FLIGHT} at a time per loop. Past that the beacon is dropped as {@code filter_busy}: a flood of
  * made-up user agents costs the flood its count, not the gateway its CPU or memory, and is never counted unclassified.
@@ -20,8 +20,6 @@ import java.util.Optional;
 public final class UserAgentVerdicts {
   /** Longer user agents are bots: browsers send 100–300 characters, and the matcher's cost grows with the length. */
   public static final int MAX_USER_AGENT_CHARS = 512;
-  /** The verdict cache's weight: ~5,000 user agents of the longest kind, ~40,000 of a browser's. */
-  static final long CACHE_BYTES = 4L * 1024 * 1024;
   /** Undecided user agents being classified at once by one loop; past this, beacons are dropped as filter_busy. */
   static final int MAX_IN_FLIGHT = 16;
   private static final Optional<DropReason> PERSON = Optional.empty();
@@ -29,17 +27,21 @@ public final class UserAgentVerdicts {
   private final WorkerExecutor executor;
   private final CrawlerDetector detector;
   private int inFlight;
-  private final Cache<String, Optional<DropReason>> verdicts = Caffeine.newBuilder()
-    .maximumWeight(CACHE_BYTES)
-    // a String's characters (Latin-1: a byte each) and its object, the entry's node and the verdict
-    .weigher((String key, Optional<DropReason> verdict) -> key.length() + 120)
-    .executor(Runnable::run)
-    .build();
+  private final Cache<String, Optional<DropReason>> verdicts;
 
-  /** {@code executor}: where the undecided user agents are classified (one thread shared by the loops). */
-  public UserAgentVerdicts(WorkerExecutor executor, CrawlerDetector detector) {
+  /**
+   * {@code executor}: where the undecided user agents are classified (one thread shared by the loops);
+   * {@code cacheBytes}: the verdict cache's weight (beacon.userAgentCacheBytes).
+   */
+  public UserAgentVerdicts(WorkerExecutor executor, CrawlerDetector detector, long cacheBytes) {
     this.executor = executor;
     this.detector = detector;
+    this.verdicts = Caffeine.newBuilder()
+      .maximumWeight(cacheBytes)
+      // a String's characters (Latin-1: a byte each) and its object, the entry's node and the verdict
+      .weigher((String key, Optional<DropReason> verdict) -> key.length() + 120)
+      .executor(Runnable::run)
+      .build();
   }
 
   /** Null for a person's browser, else why the beacon is not counted. */

@@ -23,15 +23,24 @@ public final class BeaconOptions {
   public static final ConfigKey<Integer> MAX_TRACKED_CLIENTS = KEYS.define("maxTrackedClients", INT, 50_000,
     between(100, 10_000_000), "client addresses whose per-namespace beacon limits are remembered (least recently seen forgotten first)");
 
+  /**
+   * Per event loop (two per core): the weight is a user agent's characters plus ~120 bytes of entry, so the default
+   * 4 MiB holds ~40,000 browsers' user agents or ~6,500 of the longest a beacon takes.
+   */
+  public static final ConfigKey<Integer> USER_AGENT_CACHE_BYTES = KEYS.define("userAgentCacheBytes", INT, 4 * 1024 * 1024,
+    between(0, 256 * 1024 * 1024), "bytes of user-agent verdicts each event loop remembers (least recently used forgotten first); 0 decides every beacon afresh");
+
   private final int maxBodyBytes;
   private final List<Pattern> botPatterns;
   private final int maxTrackedClients;
+  private final int userAgentCacheBytes;
 
   private BeaconOptions(ConfigSection section) {
     maxBodyBytes = section.get(MAX_BODY_BYTES);
     botPatterns = section.get(BOT_PATTERNS).stream()
       .map(pattern -> Pattern.compile(pattern, Pattern.CASE_INSENSITIVE)).toList();
     maxTrackedClients = section.get(MAX_TRACKED_CLIENTS);
+    userAgentCacheBytes = section.get(USER_AGENT_CACHE_BYTES);
   }
 
   static BeaconOptions from(ConfigSection section) {
@@ -45,6 +54,11 @@ public final class BeaconOptions {
   /** Case-insensitive regular expressions found anywhere in a User-Agent, on top of the crawler list. */
   public List<Pattern> getBotPatterns() {
     return botPatterns;
+  }
+
+  /** Bytes of user-agent verdicts each event loop remembers. */
+  public int getUserAgentCacheBytes() {
+    return userAgentCacheBytes;
   }
 
   /** Client addresses whose per-namespace beacon limits are remembered at once. */

@@ -22,14 +22,13 @@ import java.util.Set;
  * acknowledged commit always sees that commit (unless the optional cache is on). Confined to one event loop.
  */
 final class CounterReader {
-  /** A bound on the optional cache; past it the cache starts afresh rather than growing. */
-  private static final int MAX_CACHED = 100_000;
-
   private final CounterStore store;
   private final int maxConcurrentQueries;
   private final int maxIdsPerQuery;
   private final LinkedHashMap<String, Map<String, Promise<Long>>> queued = new LinkedHashMap<>();
   private final long cacheNanos;
+  /** reads.cacheMaxCounters: past it the cache starts afresh rather than growing. */
+  private final int maxCached;
   private final Map<CounterKey, Cached> cache = new HashMap<>();
   /** Created on its verticle's event loop; requests come on duplicates of that context, so the thread is the check. */
   private final Thread eventLoop;
@@ -40,12 +39,16 @@ final class CounterReader {
   private record Cached(long value, long readAtNanos) {
   }
 
-  /** {@code cacheMillis} > 0 lets a read be answered from a value that old (reads.cacheMillis); 0 never caches. */
-  CounterReader(CounterStore store, int maxConcurrentQueries, int maxIdsPerQuery, int cacheMillis) {
+  /**
+   * {@code cacheMillis} > 0 lets a read be answered from a value that old (reads.cacheMillis), from a cache of at most
+   * {@code maxCached} counters (reads.cacheMaxCounters); 0 never caches.
+   */
+  CounterReader(CounterStore store, int maxConcurrentQueries, int maxIdsPerQuery, int cacheMillis, int maxCached) {
     this.store = store;
     this.maxConcurrentQueries = maxConcurrentQueries;
     this.maxIdsPerQuery = maxIdsPerQuery;
     this.cacheNanos = cacheMillis * 1_000_000L;
+    this.maxCached = maxCached;
     this.eventLoop = Thread.currentThread();
   }
 
@@ -133,7 +136,7 @@ final class CounterReader {
       }
       if (result.succeeded()) {
         long now = System.nanoTime();
-        if (cacheNanos > 0 && cache.size() > MAX_CACHED) {
+        if (cacheNanos > 0 && cache.size() >= maxCached) {
           cache.clear();
         }
         batch.forEach((id, promise) -> {

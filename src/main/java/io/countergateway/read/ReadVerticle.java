@@ -64,7 +64,7 @@ public class ReadVerticle extends VerticleBase {
     heavy = new HeavyReads(services.config().getReads().getMaxHeavyPerNamespace(),
       services.config().getReads().getCacheMillis(), System::nanoTime);
     reader = new CounterReader(store, poolSize, IDS_PER_QUERY,
-      services.config().getReads().getCacheMillis());
+      services.config().getReads().getCacheMillis(), services.config().getReads().getCacheMaxCounters());
     rules = services.rules();
     if (services.config().hasUniques()) {
       sketches = new UniqueSketches(vertx, services.config().getDatabase(), poolSize,

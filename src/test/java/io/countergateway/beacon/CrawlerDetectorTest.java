@@ -67,7 +67,7 @@ class CrawlerDetectorTest {
   @DisplayName("a user agent is classified once off the event loop, then answered from the loop's cache")
   void verdictsAreCachedPerLoop(Vertx vertx) {
     Context loop = vertx.getOrCreateContext();
-    UserAgentVerdicts verdicts = new UserAgentVerdicts(vertx.createSharedWorkerExecutor("classifier-test", 1), detector);
+    UserAgentVerdicts verdicts = new UserAgentVerdicts(vertx.createSharedWorkerExecutor("classifier-test", 1), detector, 4 << 20);
     String bot = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)";
     DropReason first = await(onLoop(loop, () -> verdicts.classify(bot)));
     assertThat(first).isEqualTo(DropReason.CRAWLER);
@@ -112,7 +112,7 @@ class CrawlerDetectorTest {
   @DisplayName("a user agent longer than 512 characters is a bot, decided without matching")
   void longUserAgentsAreBots(Vertx vertx) {
     Context loop = vertx.getOrCreateContext();
-    UserAgentVerdicts verdicts = new UserAgentVerdicts(vertx.createSharedWorkerExecutor("classifier-test", 1), detector);
+    UserAgentVerdicts verdicts = new UserAgentVerdicts(vertx.createSharedWorkerExecutor("classifier-test", 1), detector, 4 << 20);
     String browserLike = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) Chrome/120.0 " + "x".repeat(600);
     assertThat(await(onLoop(loop, () -> verdicts.classify(browserLike)))).isEqualTo(DropReason.LONG_USER_AGENT);
     assertThat(verdicts.cached()).as("long user agents are not cached").isZero();
@@ -125,7 +125,7 @@ class CrawlerDetectorTest {
     io.vertx.core.WorkerExecutor blocked = vertx.createSharedWorkerExecutor("classifier-blocked", 1);
     java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
     blocked.executeBlocking(() -> release.await(10, java.util.concurrent.TimeUnit.SECONDS));
-    UserAgentVerdicts verdicts = new UserAgentVerdicts(blocked, detector);
+    UserAgentVerdicts verdicts = new UserAgentVerdicts(blocked, detector, 4 << 20);
     List<Future<DropReason>> answers = await(EventLoopCall.on(loop, () -> {
       List<Future<DropReason>> all = new java.util.ArrayList<>();
       for (int i = 0; i < 100; i++) {

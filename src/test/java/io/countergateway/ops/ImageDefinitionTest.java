@@ -50,6 +50,29 @@ class ImageDefinitionTest {
   }
 
   @Test
+  @DisplayName("the image and the Kubernetes manifests run conf/jvm.options, the heap as half of the container's memory limit, with malloc in 2 arenas")
+  void jvmOptionsOfEveryLaunch() throws Exception {
+    List<String> expected = new ArrayList<>();
+    for (String line : Files.readAllLines(Path.of("conf/jvm.options"))) {
+      if (!line.isBlank() && !line.startsWith("#")) {
+        expected.add(line.startsWith("-Xmx") ? "-XX:MaxRAMPercentage=50" : line.strip());
+      }
+    }
+    assertThat(expected).contains("-XX:+ExitOnOutOfMemoryError", "-XX:MaxRAMPercentage=50");
+    Element container = child(jibConfiguration(), "container");
+    assertThat(texts(child(container, "jvmFlags"), "jvmFlag")).as("pom.xml").containsExactlyElementsOf(expected);
+    assertThat(text(container, "environment", "MALLOC_ARENA_MAX")).isEqualTo("2");
+    for (String manifest : List.of("k8s/base/statefulset.yaml", "k8s/overlays/sidecar/web-deployment.yaml")) {
+      List<String> lines = Files.readAllLines(Path.of(manifest));
+      int name = lines.indexOf(lines.stream().filter(l -> l.strip().equals("- name: JAVA_TOOL_OPTIONS")).findFirst()
+        .orElseThrow(() -> new AssertionError(manifest + " sets no JAVA_TOOL_OPTIONS")));
+      List<String> options = new ArrayList<>(List.of(lines.get(name + 1).strip().replaceFirst("^value: ", "").split("\\s+")));
+      options.removeIf(option -> option.startsWith("-XX:ActiveProcessorCount="));
+      assertThat(options).as(manifest).containsExactlyElementsOf(expected);
+    }
+  }
+
+  @Test
   @DisplayName("the image runs conf/container.yaml by default and keeps the journal on a volume its user can write")
   void defaultConfigAndJournalVolume() throws Exception {
     Element jib = jibConfiguration();

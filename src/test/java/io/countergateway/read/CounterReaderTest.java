@@ -51,7 +51,7 @@ class CounterReaderTest {
     store.set("likes", "a", BigInteger.valueOf(5));
     store.set("likes", "big", BigInteger.ONE.shiftLeft(64));
     store.holdSums(true);
-    CounterReader reader = onLoop(() -> new CounterReader(store, 1, 100, 0));
+    CounterReader reader = onLoop(() -> new CounterReader(store, 1, 100, 0, 100_000));
     // the first read holds the only query slot, so the next two queue and share one query
     Future<Map<String, Long>> first = onLoop(() -> reader.read("likes", List.of("x")));
     Future<Map<String, Long>> a = onLoop(() -> reader.read("likes", List.of("a")));
@@ -70,7 +70,7 @@ class CounterReaderTest {
   void oneQueryAtATimePerCounter() throws Exception {
     store.set("likes", "hot", BigInteger.valueOf(3));
     store.holdSums(true);
-    CounterReader reader = onLoop(() -> new CounterReader(store, 4, 100, 0));
+    CounterReader reader = onLoop(() -> new CounterReader(store, 4, 100, 0, 100_000));
     Future<Map<String, Long>> first = onLoop(() -> reader.read("likes", List.of("hot")));
     List<Future<Map<String, Long>>> later = onLoop(() -> java.util.stream.IntStream.range(0, 10)
       .mapToObj(i -> reader.read("likes", List.of("hot"))).toList());
@@ -94,7 +94,26 @@ class CounterReaderTest {
   @Test
   @DisplayName("a read from a thread other than its event loop is refused")
   void confinementIsChecked() throws Exception {
-    CounterReader reader = onLoop(() -> new CounterReader(store, 1, 100, 0));
+    CounterReader reader = onLoop(() -> new CounterReader(store, 1, 100, 0, 100_000));
     assertThatThrownBy(() -> reader.read("likes", List.of("a"))).isInstanceOf(IllegalStateException.class);
+  }
+
+  @Test
+  @DisplayName("the read cache holds at most reads.cacheMaxCounters counters: past it, cached values are read afresh")
+  void cacheIsBounded() throws Exception {
+    store.set("likes", "a", BigInteger.valueOf(1));
+    store.set("likes", "b", BigInteger.valueOf(2));
+    store.set("likes", "c", BigInteger.valueOf(3));
+    CounterReader reader = onLoop(() -> new CounterReader(store, 1, 100, 60_000, 2));
+    for (String id : List.of("a", "b", "a")) {
+      assertThat(await(onLoop(() -> reader.read("likes", List.of(id))))).containsKey(id);
+    }
+    assertThat(store.sumQueries).as("a and b read once, the second a from the cache").hasSize(2);
+
+    store.set("likes", "a", BigInteger.valueOf(10));
+    assertThat(await(onLoop(() -> reader.read("likes", List.of("c"))))).containsEntry("c", 3L);
+    assertThat(await(onLoop(() -> reader.read("likes", List.of("a"))))).as("the full cache was emptied for c")
+      .containsEntry("a", 10L);
+    assertThat(store.sumQueries).hasSize(4);
   }
 }
