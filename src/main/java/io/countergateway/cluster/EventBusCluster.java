@@ -14,7 +14,6 @@ import io.vertx.core.http.ClientAuth;
 import io.vertx.core.net.PemKeyCertOptions;
 import io.vertx.core.net.PemTrustOptions;
 import io.vertx.spi.cluster.hazelcast.ConfigUtil;
-import io.vertx.spi.cluster.hazelcast.HazelcastClusterManager;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -36,7 +35,7 @@ public final class EventBusCluster {
   public static Future<Vertx> join(ClusterOptions options, VertxOptions vertxOptions) {
     vertxOptions.setEventBusOptions(eventBusOptions(options));
     return Vertx.builder().with(vertxOptions)
-      .withClusterManager(new HazelcastClusterManager(hazelcastConfig(options)))
+      .withClusterManager(new RepublishingClusterManager(hazelcastConfig(options), options.getMemberTimeoutSeconds()))
       .buildClustered();
   }
 
@@ -83,6 +82,13 @@ public final class EventBusCluster {
     config.setProperty("hazelcast.partition.count", "31");
     config.setProperty("hazelcast.health.monitoring.level", "OFF");
     config.setProperty("hazelcast.max.no.heartbeat.seconds", Integer.toString(options.getMemberTimeoutSeconds()));
+    // after a network split each side goes on as a cluster of its own; only the split-brain merge check joins them
+    // again, and by default it first runs 5 minutes after start, then every 2: a healed split would leave the
+    // members apart (each side's consumers unreachable from the other) for minutes. Checked every member timeout,
+    // a split heals within a few seconds of the network healing (README "Network partitions").
+    String mergeCheckSeconds = Integer.toString(options.getMemberTimeoutSeconds());
+    config.setProperty("hazelcast.merge.first.run.delay.seconds", mergeCheckSeconds);
+    config.setProperty("hazelcast.merge.next.run.delay.seconds", mergeCheckSeconds);
 
     NetworkConfig network = config.getNetworkConfig();
     network.setPort(options.getPort()).setPortAutoIncrement(false);

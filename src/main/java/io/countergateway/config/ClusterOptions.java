@@ -47,9 +47,13 @@ public final class ClusterOptions {
     "with `join: kubernetes` and no DNS name: the service whose endpoints the Kubernetes API lists");
   public static final ConfigKey<String> KUBERNETES_NAMESPACE = KEYS.define("kubernetesNamespace", STRING, "", any(),
     "the Kubernetes namespace of `kubernetesServiceName`");
-  /** Until then messages routed to a silent member fail by their own timeout. */
+  /**
+   * Until then messages routed to a silent member fail by their own timeout. Also the period of the checks that heal
+   * a split (EventBusCluster, RepublishingClusterManager).
+   */
   public static final ConfigKey<Integer> MEMBER_TIMEOUT_SECONDS = KEYS.define("memberTimeoutSeconds", INT, 10,
-    between(2, 300), "a member silent this long is dropped, and its event-bus consumers with it");
+    between(2, 300), "a member silent this long is dropped, and its event-bus consumers with it; also how often the "
+      + "sides of a healed network split look for each other, and each member puts its consumers back into the routing");
   /** Every member presents one and checks the other's: only holders of the cluster's certificate exchange messages. */
   public static final ConfigKey<String> TLS_CERT_FILE = KEYS.defineOptional("tls.certFile", STRING, any(),
     "PEM certificate of this member for the event bus's TLS, both as server and as client (with `tls.keyFile` and "
@@ -145,7 +149,8 @@ public final class ClusterOptions {
 
   /**
    * A member silent this long is dropped from the cluster and its event-bus consumers with it; until then
-   * messages routed to it fail by their own timeout.
+   * messages routed to it fail by their own timeout. Also how often the sides of a healed split look for each other
+   * to merge, and how often each member puts its own consumers back into the cluster's routing.
    */
   public int getMemberTimeoutSeconds() {
     return memberTimeoutSeconds;

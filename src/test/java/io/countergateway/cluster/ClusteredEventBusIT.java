@@ -1,5 +1,6 @@
 package io.countergateway.cluster;
 
+import com.hazelcast.multimap.MultiMap;
 import io.countergateway.bus.Addresses;
 import io.countergateway.bus.CounterClient;
 import io.countergateway.config.ClusterOptions;
@@ -9,10 +10,12 @@ import io.countergateway.testing.GatewayProcess;
 import io.countergateway.testing.TestDatabases;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
+import io.vertx.core.internal.VertxInternal;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.pgclient.PgBuilder;
 import io.vertx.pgclient.PgConnectOptions;
+import io.vertx.spi.cluster.hazelcast.HazelcastClusterManager;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Tuple;
 import org.junit.jupiter.api.AfterAll;
@@ -44,6 +47,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 class ClusteredEventBusIT {
   private static final String TABLE = "cluster_bus_counters";
   private static final long CLIENT_TIMEOUT_MS = 3_000;
+  /** Vert.x's Hazelcast map of who consumes which address. */
+  private static final String SUBSCRIPTIONS = "__vertx.subs";
 
   private final List<GatewayProcess> gateways = new ArrayList<>();
   private Vertx vertx;
@@ -127,6 +132,26 @@ class ClusteredEventBusIT {
 
   @Test
   @Order(4)
+  @DisplayName("consumers that vanished from the cluster's routing (as after a split's merge) are routed to again within"
+    + " a member timeout, without a restart")
+  void lostRegistrationsComeBack() {
+    MultiMap<Object, Object> subscriptions = ((HazelcastClusterManager) ((VertxInternal) vertx).clusterManager())
+      .getHazelcastInstance().getMultiMap(SUBSCRIPTIONS);
+    assertThat(subscriptions.get(Addresses.INCREMENT)).as("2 gateways x 2 ingest verticles").hasSize(4);
+
+    subscriptions.remove(Addresses.INCREMENT);
+    long removed = System.nanoTime();
+    while (subscriptions.get(Addresses.INCREMENT).size() < 4) {
+      assertThat(System.nanoTime() - removed).as("registrations back within a few member timeouts (3 s)")
+        .isLessThan(Duration.ofSeconds(10).toNanos());
+      GatewayProcess.sleep(100);
+    }
+    await(counters.increment("downloads", "after-republish", 1));
+    assertThat(sumsInTable("after-republish")).containsExactly(Map.entry("after-republish", 1L));
+  }
+
+  @Test
+  @Order(5)
   @DisplayName("a gateway killed under load loses no acknowledged increment, and every sender gets an answer within its timeout")
   void killedGatewayLosesNothingAcknowledged() throws InterruptedException {
     AtomicLong acknowledged = new AtomicLong();
@@ -160,7 +185,7 @@ class ClusteredEventBusIT {
   }
 
   @Test
-  @Order(5)
+  @Order(6)
   @DisplayName("a clustered gateway stopped with SIGTERM drains, leaves the cluster and exits cleanly")
   void clusteredGatewayStopsOnSigterm() {
     GatewayProcess survivor = gateways.get(1);

@@ -83,7 +83,7 @@ class RollingRestartIT {
       : MySQLBuilder.pool().connectingTo(new MySQLConnectOptions().setHost(database.getString("host"))
         .setPort(database.getInteger("port")).setDatabase(database.getString("name")).setUser(database.getString("user"))
         .setPassword(database.getString("password", ""))).using(vertx).build();
-    LockWaitSampler sampler = new LockWaitSampler(vertx, sql, postgres ? PG_LOCK_WAITS : MARIADB_LOCK_WAITS);
+    LockWaitSampler sampler = LockWaitSampler.start(vertx, sql, postgres, TABLE);
     WebClient http = WebClient.create(vertx, new WebClientOptions().setDefaultHost("127.0.0.1").setConnectTimeout(1_000),
       new PoolOptions().setHttp1MaxSize(SENDERS));
 
@@ -180,96 +180,6 @@ class RollingRestartIT {
 
     Future<Void> finished() {
       return finished.future();
-    }
-  }
-
-  /**
-   * Sessions waiting for a lock: (what they wait for, their statement, the statement of the session they wait for).
-   * Row locks are {@code transactionid}, {@code tuple}.
-   */
-  private static final String PG_LOCK_WAITS =
-    "SELECT w.wait_event, left(w.query, 80), left(b.query, 80) FROM pg_stat_activity w"
-      + " LEFT JOIN pg_stat_activity b ON b.pid = (pg_blocking_pids(w.pid))[1]"
-      + " WHERE w.wait_event_type = 'Lock' AND w.datname = current_database()";
-  /** InnoDB row-lock waits (reported as {@code tuple}), and sessions waiting for a table's metadata lock. */
-  private static final String MARIADB_LOCK_WAITS =
-    "SELECT 'tuple', LEFT(r.trx_query, 80), LEFT(b.trx_query, 80) FROM information_schema.INNODB_LOCK_WAITS w"
-      + " JOIN information_schema.INNODB_TRX r ON r.trx_id = w.requesting_trx_id"
-      + " LEFT JOIN information_schema.INNODB_TRX b ON b.trx_id = w.blocking_trx_id"
-      + " UNION ALL SELECT 'metadata', LEFT(INFO, 80), NULL FROM information_schema.PROCESSLIST"
-      + " WHERE STATE LIKE 'Waiting for%lock'";
-  /**
-   * What a flush statement does first: take its own flush source's row shared (src/DESIGN.md §4, FlushFence). That
-   * row belongs to one coalescer of one replica.
-   */
-  private static final List<String> FLUSH_TAKES_ITS_SOURCE = List.of(
-    "WITH s AS (SELECT fence FROM " + TABLE + "_flush_sources WHERE source =",
-    "SELECT fence FROM " + TABLE + "_flush_sources WHERE source =");
-  /**
-   * The statements only a source's own coalescer runs on that source's row: the fence transaction (the fence raised,
-   * then the settled ids deleted) and the deletion of the source at a graceful stop. A flush waiting for one of these
-   * waits for its own coalescer, not for another replica.
-   */
-  private static final List<String> OWN_SOURCE_TRANSACTIONS = List.of(
-    "WITH raised AS (",
-    "UPDATE " + TABLE + "_flush_sources SET fence = GREATEST(",
-    "DELETE FROM " + TABLE + "_flushes WHERE flush_id",
-    "DELETE FROM " + TABLE + "_flush_sources WHERE source =",
-    "DELETE FROM " + TABLE + "_flushes WHERE split_part(flush_id");
-
-  /**
-   * Every 20 ms: the sessions of the test database waiting for a lock, by what they wait for. Row locks are what
-   * concurrent flushes on shared slot rows would wait for; table-level waits ({@code relation}, {@code metadata})
-   * come from statements such as a starting replica's schema statements. A row-lock wait of a flush on its own
-   * source's row, held by that source's fence transaction, is counted apart ({@code own source}): it is a wait
-   * inside one coalescer, which lanes do not and cannot remove.
-   */
-  private static final class LockWaitSampler {
-    final AtomicLong samples = new AtomicLong();
-    final Map<String, AtomicLong> samplesByWait = new ConcurrentHashMap<>();
-    final Map<String, String> exampleQuery = new ConcurrentHashMap<>();
-    private final Vertx vertx;
-    private final long timer;
-
-    LockWaitSampler(Vertx vertx, Pool sql, String lockWaits) {
-      this.vertx = vertx;
-      this.timer = vertx.setPeriodic(20, id -> sql.query(lockWaits).execute().onSuccess(rows -> {
-          samples.incrementAndGet();
-          java.util.Set<String> seen = new java.util.HashSet<>();
-          rows.forEach(row -> {
-            String wait = isRowLock(row.getString(0)) && ownSource(row.getString(1), row.getString(2))
-              ? "own source" : row.getString(0);
-            if (seen.add(wait)) {
-              samplesByWait.computeIfAbsent(wait, k -> new AtomicLong()).incrementAndGet();
-            }
-            exampleQuery.putIfAbsent(wait, row.getString(1) + " <- " + row.getString(2));
-          });
-        }));
-    }
-
-    private static boolean isRowLock(String wait) {
-      return wait.equals("transactionid") || wait.equals("tuple");
-    }
-
-    private static boolean ownSource(String waiting, String blocking) {
-      return waiting != null && blocking != null
-        && FLUSH_TAKES_ITS_SOURCE.stream().anyMatch(waiting::startsWith)
-        && OWN_SOURCE_TRANSACTIONS.stream().anyMatch(blocking::startsWith);
-    }
-
-    /** Samples in which a session waited for a row lock another replica (or no known flush source owner) held. */
-    long rowLockSamples() {
-      return samplesByWait.entrySet().stream().filter(e -> isRowLock(e.getKey()))
-        .mapToLong(e -> e.getValue().get()).sum();
-    }
-
-    long ownSourceSamples() {
-      AtomicLong own = samplesByWait.get("own source");
-      return own == null ? 0 : own.get();
-    }
-
-    void stop() {
-      vertx.cancelTimer(timer);
     }
   }
 }

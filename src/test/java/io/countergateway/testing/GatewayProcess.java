@@ -34,14 +34,16 @@ public final class GatewayProcess implements AutoCloseable {
   private final String name;
   private final Path config;
   private final String maxHeap;
+  private final List<String> launcher;
   private final Path log;
   private Process process;
   private int starts;
 
-  private GatewayProcess(String name, Path config, String maxHeap) {
+  private GatewayProcess(String name, Path config, String maxHeap, List<String> launcher) {
     this.name = name;
     this.config = config;
     this.maxHeap = maxHeap;
+    this.launcher = List.copyOf(launcher);
     this.log = DIR.resolve(name + ".log");
   }
 
@@ -52,11 +54,19 @@ public final class GatewayProcess implements AutoCloseable {
 
   /** As {@link #start(String, JsonObject)}, with the JVM's heap limit (-Xmx) {@code maxHeap}, e.g. {@code 256m}. */
   public static GatewayProcess start(String name, JsonObject config, String maxHeap) {
+    return start(name, config, maxHeap, List.of());
+  }
+
+  /**
+   * As {@link #start(String, JsonObject, String)}, the java command prefixed by {@code launcher} (e.g. {@code ip netns
+   * exec <host>}: a program that execs the rest in place, so signals still reach the JVM itself).
+   */
+  public static GatewayProcess start(String name, JsonObject config, String maxHeap, List<String> launcher) {
     try {
       Files.createDirectories(DIR);
       Path file = DIR.resolve(name + ".yaml");
       Files.writeString(file, config.encodePrettily());
-      GatewayProcess gateway = new GatewayProcess(name, file, maxHeap);
+      GatewayProcess gateway = new GatewayProcess(name, file, maxHeap, launcher);
       gateway.launch();
       return gateway;
     } catch (IOException e) {
@@ -72,11 +82,12 @@ public final class GatewayProcess implements AutoCloseable {
 
   private void launch() {
     starts++;
-    List<String> command = List.of(
+    List<String> command = new ArrayList<>(launcher);
+    command.addAll(List.of(
       Paths.get(System.getProperty("java.home"), "bin", "java").toString(),
       "-Xmx" + maxHeap, "-XX:+UseSerialGC", "-Xss512k",
       "-cp", System.getProperty("java.class.path"),
-      "io.countergateway.Main", "--config", config.toString());
+      "io.countergateway.Main", "--config", config.toString()));
     try {
       process = new ProcessBuilder(command)
         .redirectErrorStream(true)
