@@ -495,7 +495,10 @@ public final class Journal {
       writing = true;
     }
     if (start) {
-      startWriter();
+      // an idle writer is started once this event-loop turn has read its requests, not at the first of them: the
+      // requests that arrive together then share one write and fsync, instead of the first going alone and the rest
+      // waiting behind its fsync (issue 24: group commit's sizing); the answers still wait for that fsync
+      context.runOnContext(v -> startWriter());
     }
   }
 
