@@ -61,7 +61,8 @@ import java.util.zip.CRC32C;
  * writes it, forces it when asked ({@code fsync: always} always; a formed flush, a split and the {@code everyMs}
  * timer whatever the policy), tells the event loop how far the journal is written and forced, and goes straight on
  * while more was queued meanwhile. One fsync thus covers every request queued during the previous one, and the next
- * write never waits for the event loop to hear of the last. {@code always} answers after the force that covers the
+ * write never waits for the event loop to hear of the last. An idle writer is started after the event-loop turn that queued the first
+ * frame, so the requests read in one turn share a write and its fsync. {@code always} answers after the force that covers the
  * increment, {@code everyMs} and {@code off} after its write (in the page cache: it outlives the process, not the
  * machine), as Redis's {@code appendfsync} does. A formed flush and a split are always forced before they count, so a
  * replay never counts twice.
