@@ -7,6 +7,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.vertx.core.Future;
 import io.vertx.core.MultiMap;
 import io.vertx.core.WorkerExecutor;
+import io.vertx.core.http.HttpHeaders;
 
 import java.util.EnumMap;
 import java.util.HashMap;
@@ -20,6 +21,11 @@ import java.util.Map;
  * One per event loop; the client limits are the gateway's.
  */
 public final class BeaconFilter {
+  // header names hashed once, not per beacon
+  private static final CharSequence DNT = HttpHeaders.createOptimized("DNT");
+  private static final CharSequence SEC_GPC = HttpHeaders.createOptimized("Sec-GPC");
+  private static final CharSequence USER_AGENT = HttpHeaders.createOptimized("User-Agent");
+
   private final UserAgentVerdicts userAgents;
   private final ClientLimits clients;
   private final Map<String, Map<DropReason, Counter>> dropped = new HashMap<>();
@@ -61,14 +67,19 @@ public final class BeaconFilter {
     if (!namespace.isDropBots()) {
       return Future.succeededFuture();
     }
-    return userAgents.classify(headers.get("User-Agent")).map(reason -> reason == null ? null : count(namespace, reason));
+    Future<DropReason> verdict = userAgents.classify(headers.get(USER_AGENT));
+    if (verdict.succeeded()) {
+      // the usual case, a verdict from the cache: no second future
+      return verdict.result() == null ? verdict : Future.succeededFuture(count(namespace, verdict.result()));
+    }
+    return verdict.map(reason -> reason == null ? null : count(namespace, reason));
   }
 
   private static DropReason privacySignal(NamespaceOptions namespace, MultiMap headers) {
-    if (namespace.isHonorDoNotTrack() && "1".equals(headers.get("DNT"))) {
+    if (namespace.isHonorDoNotTrack() && "1".equals(headers.get(DNT))) {
       return DropReason.DO_NOT_TRACK;
     }
-    if (namespace.isHonorGlobalPrivacyControl() && "1".equals(headers.get("Sec-GPC"))) {
+    if (namespace.isHonorGlobalPrivacyControl() && "1".equals(headers.get(SEC_GPC))) {
       return DropReason.GLOBAL_PRIVACY_CONTROL;
     }
     return null;

@@ -1,6 +1,7 @@
 package io.countergateway.http;
 
 import io.countergateway.beacon.BeaconFilter;
+import io.countergateway.beacon.DropReason;
 import io.countergateway.config.GatewayConfig;
 import io.countergateway.config.NamespaceOptions;
 import io.countergateway.config.TrustedProxies;
@@ -15,6 +16,8 @@ import io.countergateway.write.WriteAnswer;
 import io.countergateway.write.WritePath;
 import io.countergateway.write.WriteRequest;
 import com.fasterxml.jackson.core.io.JsonStringEncoder;
+import io.vertx.core.AsyncResult;
+import io.vertx.core.Future;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.http.HttpServerRequest;
@@ -236,24 +239,41 @@ final class IncrementRoutes {
   /** A valid beacon, from the router or the hot path: filtered, counted unless dropped, answered either way. */
   void takeBeacon(NamespaceOptions namespace, Increment increment, HttpServerRequest request) {
     String client = ClientAddress.of(request, trustedProxies);
-    beaconFilter.check(namespace, request.headers(), ClientAddress.key(client), increment.key().id())
-      .onComplete(verdict -> {
-      // the filter fails closed: a verdict that could not be reached (none can fail today) drops the beacon too
-      if (verdict.failed() || verdict.result() != null) {
-        answerBeacon(request); // dropped: the same answer, not counted
-        return;
-      }
-      writes.submit(WriteRequest.of(increment, AckMode.ACCEPTED)).onSuccess(answer -> {
-        if (answer.isRefused()) {
-          Responses.error(request.response(), answer.refusal());
-          return;
-        }
-        if (uniques != null && namespace.isUnique()) {
-          uniques.record(increment.key(), client, request.getHeader("User-Agent"));
-        }
-        answerBeacon(request);
-      });
-    });
+    Future<DropReason> verdict = beaconFilter.check(namespace, request.headers(), ClientAddress.key(client),
+      increment.key().id());
+    if (verdict.isComplete()) {
+      // the usual case (a cached verdict): no listener to dispatch
+      takeFiltered(namespace, increment, request, client, verdict);
+    } else {
+      verdict.onComplete(reached -> takeFiltered(namespace, increment, request, client, reached));
+    }
+  }
+
+  private void takeFiltered(NamespaceOptions namespace, Increment increment, HttpServerRequest request, String client,
+                            AsyncResult<DropReason> verdict) {
+    // the filter fails closed: a verdict that could not be reached (none can fail today) drops the beacon too
+    if (verdict.failed() || verdict.result() != null) {
+      answerBeacon(request); // dropped: the same answer, not counted
+      return;
+    }
+    Future<WriteAnswer> written = writes.submit(WriteRequest.of(increment, AckMode.ACCEPTED));
+    if (written.succeeded()) {
+      answerTaken(namespace, increment, request, client, written.result());
+    } else {
+      written.onSuccess(answer -> answerTaken(namespace, increment, request, client, answer));
+    }
+  }
+
+  private void answerTaken(NamespaceOptions namespace, Increment increment, HttpServerRequest request, String client,
+                           WriteAnswer answer) {
+    if (answer.isRefused()) {
+      Responses.error(request.response(), answer.refusal());
+      return;
+    }
+    if (uniques != null && namespace.isUnique()) {
+      uniques.record(increment.key(), client, request.getHeader("User-Agent"));
+    }
+    answerBeacon(request);
   }
 
   private static void answerBeacon(HttpServerRequest request) {
