@@ -35,6 +35,8 @@ import java.util.concurrent.TimeUnit;
  */
 public final class Gateway {
   private static final Logger LOG = LoggerFactory.getLogger(Gateway.class);
+  /** How long closing a phase's pools may take at a stop (see {@link #bounded}). */
+  private static final long POOL_CLOSE_BOUND_MS = 10_000;
   /** A database that does not answer at start stops the start, rather than leaving a gateway that never gets ready. */
   private static final long START_TIMEOUT_SECONDS = 60;
   private static final long SCHEMA_ATTEMPT_SECONDS = 15;
@@ -218,12 +220,26 @@ public final class Gateway {
   public Future<Void> stop() {
     long startNanos = System.nanoTime();
     services.state().startDraining();
-    return Future.join(ingestDeployments.stream().map(vertx::undeploy).toList())
+    long drainMs = services.config().getShutdownTimeoutMs() + POOL_CLOSE_BOUND_MS;
+    return bounded(Future.join(ingestDeployments.stream().map(vertx::undeploy).toList()), drainMs, "the ingest verticles")
       .onComplete(ingest -> services.state().logDrain(startNanos))
       .transform(ingest -> lanes == null ? Future.succeededFuture() : lanes.release())
-      .transform(released -> Future.join(readDeployments.stream().map(vertx::undeploy).toList()))
-      .transform(reads -> Future.join(jobDeployments.stream().map(vertx::undeploy).toList()))
+      .transform(released -> bounded(Future.join(readDeployments.stream().map(vertx::undeploy).toList()),
+        POOL_CLOSE_BOUND_MS, "the read verticles"))
+      .transform(reads -> bounded(Future.join(jobDeployments.stream().map(vertx::undeploy).toList()),
+        POOL_CLOSE_BOUND_MS, "the job verticles"))
       .transform(jobs -> stopEmbeddedDatabase(vertx, embedded));
+  }
+
+  /**
+   * A stop phase that cannot hang the stop: the ingest verticles bound their drain by shutdown.timeoutMs, but closing a
+   * pool is not bounded, and a pool that lost a waiter to vertx-sql-client 5.0.10's cancel-path NullPointerException
+   * (a connection wait timing out as the pool closes) never finishes closing. What is still held then is in the
+   * journal (accepted) or was never answered 2xx (committing), so going on loses nothing acknowledged.
+   */
+  private static Future<?> bounded(Future<?> phase, long millis, String what) {
+    return phase.timeout(millis, TimeUnit.MILLISECONDS).onFailure(e -> LOG.warn("stop: {} did not stop within {} ms, "
+      + "going on without them: {}", what, millis, e.toString()));
   }
 
   public int port() {
