@@ -9,7 +9,6 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
-import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 
 import java.io.IOException;
 import java.net.InetAddress;
@@ -29,19 +28,17 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 /**
  * A 3-node MariaDB Galera cluster on loopback ({@code src/galera/galera-cluster.sh}), one gateway replica per node,
  * all committing increments of one hot counter: with lanes, and in a control run where every replica writes the
- * same single slot. Opt-in ({@code mvn verify -Pgalera}, or {@code -Dgalera=true}) until the stall seen in one of seven runs
- * (README "A real distributed database: MariaDB Galera") is understood; skipped, with the reason, where mariadbd or
- * Debian's galera-4 is missing.
+ * same single slot. In every {@code mvn verify} ({@code mvn verify -Pgalera} runs it alone); skipped, with the reason,
+ * where mariadbd, its tools or Debian's galera-4 is missing.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
-@EnabledIfSystemProperty(named = "galera", matches = "true")
 class GaleraIT {
   private static final Path SCRIPT = Paths.get("src/galera/galera-cluster.sh");
   private static final Path DIR = Paths.get("target/galera").toAbsolutePath();
   /** The script's port layout: node i's SQL on base + i, group communication, IST and SST on base + 10/20/30 + i. */
   private static final int[] PORT_OFFSETS = {1, 2, 3, 11, 12, 13, 21, 22, 23, 31, 32, 33};
   private static final int SENDERS_PER_REPLICA = 8;
-  private static final long LOAD_MILLIS = 8_000;
+  private static final long LOAD_MILLIS = 5_000;
   private final List<String> results = new ArrayList<>();
   private int basePort;
   /** Stops the nodes if this JVM is ended (a Failsafe timeout, Ctrl-C) before {@link #stopCluster()} runs. */
@@ -56,11 +53,12 @@ class GaleraIT {
   @BeforeAll
   void startCluster() throws Exception {
     assumeTrue(Files.exists(Paths.get("/usr/lib/galera/libgalera_smm.so")),
-      "Debian's galera-4 is not installed (/usr/lib/galera/libgalera_smm.so): apt-get install galera-4 mariadb-server");
+      "Debian's galera-4 is not installed (/usr/lib/galera/libgalera_smm.so): apt-get install galera-4 (.ci/run does)");
     assumeTrue(Files.isExecutable(Paths.get("/usr/sbin/mariadbd")),
-      "mariadbd is not installed (/usr/sbin/mariadbd): apt-get install mariadb-server");
+      "mariadbd is not installed (/usr/sbin/mariadbd): apt-get install mariadb-server-core (.ci/run does)");
     for (String command : List.of("mariadb-install-db", "mariadb", "rsync")) {
-      assumeTrue(onPath(command), command + " is not on the PATH (it comes with mariadb-server): the Galera nodes need it");
+      assumeTrue(onPath(command), command + " is not on the PATH (Debian: mariadb-server-core, mariadb-client-core, rsync;"
+        + " .ci/run installs them): the Galera nodes need it");
     }
     basePort = freeBasePort();
     // before the first node starts, so that nodes of a run that fails half-way are stopped too
@@ -80,10 +78,15 @@ class GaleraIT {
   }
 
   @Test
-  @DisplayName("three replicas on three Galera nodes with lanes: the SUM is exact on every node, certification conflicts about none")
+  @DisplayName("three replicas on three Galera nodes with lanes: the SUM is exact on every node, replicated writes meet no local lock")
   void withLanes() {
-    long conflicts = run("lanes, 12 slots", "galera_lanes", true, 12);
-    assertThat(conflicts).as("certification failures with lanes").isLessThanOrEqualTo(5);
+    Conflicts conflicts = run("lanes, 12 slots", "galera_lanes", true, 12);
+    assertThat(conflicts.certificationFailures()).as("certification failures with lanes").isLessThanOrEqualTo(5);
+    // Each abort of a local transaction by a replicated write is a chance for the abort to be missed, which stalls
+    // the cluster (README "A real distributed database: MariaDB Galera"): with lanes, replicas share no row and,
+    // at READ COMMITTED, no gap either, so there is next to nothing to abort.
+    assertThat(conflicts.bruteForceAborts()).as("local transactions aborted by replicated writes, with lanes")
+      .isLessThanOrEqualTo(5);
   }
 
   @Test
@@ -92,8 +95,11 @@ class GaleraIT {
     run("control: no lanes, 1 slot", "galera_control", false, 1);
   }
 
-  /** Returns the certification failures of the run, summed over the nodes. */
-  private long run(String label, String table, boolean lanes, int slots) {
+  /** Over the three nodes: commits that failed certification, local transactions aborted by a replicated write. */
+  private record Conflicts(long certificationFailures, long bruteForceAborts) {
+  }
+
+  private Conflicts run(String label, String table, boolean lanes, int slots) {
     List<GatewayFixture> replicas = new ArrayList<>();
     try {
       for (int node = 1; node <= 3; node++) {
@@ -132,14 +138,15 @@ class GaleraIT {
           .filter(line -> line.startsWith("gateway_flush_retries"))
           .mapToLong(line -> (long) Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1))).sum();
       }
-      long certTotal = cert[0] + cert[1] + cert[2];
+      Conflicts conflicts = new Conflicts(cert[0] + cert[1] + cert[2], aborts[0] + aborts[1] + aborts[2]);
       results.add(String.format("| %s | %,d | %,d | %,d | %,d / %,d / %,d | %d | %d | %d |", label, sent.get(), ok.get(),
-        other.get(), sums.get(0), sums.get(1), sums.get(2), certTotal, aborts[0] + aborts[1] + aborts[2], retries));
+        other.get(), sums.get(0), sums.get(1), sums.get(2), conflicts.certificationFailures(), conflicts.bruteForceAborts(),
+        retries));
       assertThat(ok.get()).isPositive();
       assertThat(sums).as("the SUM on every node").allSatisfy(sum ->
         assertThat(sum).isBetween(ok.get(), ok.get() + other.get()));
       assertThat(sums).as("every node agrees").containsOnly(sums.get(0));
-      return certTotal;
+      return conflicts;
     } finally {
       replicas.forEach(GatewayFixture::close);
     }
