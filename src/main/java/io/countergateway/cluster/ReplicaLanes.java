@@ -265,6 +265,7 @@ public final class ReplicaLanes {
   private static Pool pool(Vertx vertx, DatabaseOptions database) {
     // no short connection timeout: the 5.0.10 pool loses the request whose wait times out (see leaseAttempt);
     // the attempt and renewal deadlines bound the waits instead
-    return SqlStores.plainPool(vertx, database, new PoolOptions().setName("lanes").setMaxSize(1));
+    // read committed: the renewal's search by owner must not lock the other replicas' lanes (and their gaps)
+    return SqlStores.readCommittedPool(vertx, database, new PoolOptions().setName("lanes").setMaxSize(1));
   }
 }

@@ -8,6 +8,8 @@ import io.vertx.pgclient.PgConnection;
 import io.vertx.sqlclient.ClientBuilder;
 import io.vertx.sqlclient.Pool;
 
+import java.util.List;
+
 /**
  * The session settings of a PostgreSQL connection and how they reach the server. Straight to PostgreSQL they are
  * start-up parameters, in force before the first statement. PgBouncer refuses a start-up parameter it does not track
@@ -63,7 +65,7 @@ final class PgSession {
     if (!behindPooler()) {
       return builder;
     }
-    return SqlStores.settingEachSession(builder, setStatement());
+    return SqlStores.settingEachSession(builder, List.of(setStatement()));
   }
 
   /** One connection outside any pool, with the settings in force. */

@@ -21,6 +21,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import javax.net.ssl.SSLException;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
@@ -32,6 +33,15 @@ public final class SqlStores {
   /** The MySQL server ends a session idle this long, in a transaction or not, at the least. */
   static final int MIN_SERVER_IDLE_SECONDS = 10;
   private static final Logger LOG = LoggerFactory.getLogger(SqlStores.class);
+  /**
+   * The isolation of every MySQL session that writes increments, fences and lanes: PostgreSQL's default, which the
+   * statements are written for (each one locks what it reads). REPEATABLE READ, InnoDB's default, adds gap locks to
+   * every range and point search; on a Galera cluster another node's replicated write that meets one must abort the
+   * local transaction holding it, and a missed abort (MariaDB 10.11 has no applier lock-wait timeout) stalls the
+   * whole cluster (README "A real distributed database: MariaDB Galera"). The roll-up and compaction jobs, which rely
+   * on next-key locks, keep the server's default on their own pool.
+   */
+  static final String READ_COMMITTED = "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED";
 
   private SqlStores() {
   }
@@ -107,17 +117,25 @@ public final class SqlStores {
     // idle connections are closed by us before the server's wait_timeout closes them under our feet
     poolOptions.setIdleTimeout(serverIdleSeconds / 2).setIdleTimeoutUnit(TimeUnit.SECONDS);
     return () -> settingEachSession(MySQLBuilder.pool().with(poolOptions).with(netOptions()).connectingTo(connect),
-      session).using(vertx).build();
+      List.of(session, READ_COMMITTED)).using(vertx).build();
   }
 
-  /** A pool builder whose every new connection first runs {@code set}, the session settings, before its first use. */
-  static ClientBuilder<Pool> settingEachSession(ClientBuilder<Pool> builder, String set) {
-    return builder.withConnectHandler(conn -> conn.query(set).execute().onComplete(applied -> {
-      if (applied.failed()) {
-        LOG.warn("could not apply the session settings ({}): {}", set, applied.cause().toString());
-      }
-      conn.close();
-    }));
+  /** A pool builder whose every new connection first runs {@code statements} (its session settings) before use. */
+  static ClientBuilder<Pool> settingEachSession(ClientBuilder<Pool> builder, List<String> statements) {
+    return builder.withConnectHandler(conn -> applySession(conn, statements));
+  }
+
+  /**
+   * Runs {@code statements} on a new pooled connection, then hands it to the pool: a statement that fails is logged
+   * and the others still run (the connection works with the server's defaults).
+   */
+  private static void applySession(SqlConnection conn, List<String> statements) {
+    Future<?> chain = Future.succeededFuture();
+    for (String statement : statements) {
+      chain = chain.transform(previous -> conn.query(statement).execute().onFailure(failure ->
+        LOG.warn("could not apply the session setting ({}): {}", statement, failure.toString())));
+    }
+    chain.onComplete(done -> conn.close());
   }
 
   /** A small plain pool on the configured database, for background jobs (roll-ups, compaction) that run their own SQL. */
@@ -141,6 +159,18 @@ public final class SqlStores {
     }
     return MySQLBuilder.pool().with(poolOptions).with(netOptions()).connectingTo(mysqlConnect(options)).using(vertx)
       .build();
+  }
+
+  /**
+   * As {@link #plainPool}, with MySQL sessions at {@link #READ_COMMITTED}: for statements that lock only the rows they
+   * change (the replica-lane leases), so that they hold no gap locks.
+   */
+  public static Pool readCommittedPool(Vertx vertx, DatabaseOptions options, PoolOptions poolOptions) {
+    if (options.isPostgres()) {
+      return plainPool(vertx, options, poolOptions);
+    }
+    return settingEachSession(MySQLBuilder.pool().with(poolOptions).with(netOptions()).connectingTo(mysqlConnect(options)),
+      List.of(READ_COMMITTED)).using(vertx).build();
   }
 
   /**
