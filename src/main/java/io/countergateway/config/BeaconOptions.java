@@ -18,9 +18,11 @@ public final class BeaconOptions {
     "User-Agent patterns (case-insensitive) whose beacons are dropped, besides the crawler list");
   /**
    * Each record is a token bucket and the hashes of its ids: ~250 bytes for a person's client, ~1.5 KB for one at the
-   * default id cap of 300, so 50,000 clients take ~15 MB, and at most ~75 MB when every one of them is capped.
+   * default id cap of 300, so 20,000 clients take ~5 MB, and at most ~29 MB when every one of them is capped: what
+   * fits the heap of conf/jvm.options beside the other bounds (config.MemoryBudget). A crowd larger than this pushes
+   * the least recently seen out, and they start afresh.
    */
-  public static final ConfigKey<Integer> MAX_TRACKED_CLIENTS = KEYS.define("maxTrackedClients", INT, 50_000,
+  public static final ConfigKey<Integer> MAX_TRACKED_CLIENTS = KEYS.define("maxTrackedClients", INT, 20_000,
     between(100, 10_000_000), "client addresses whose per-namespace beacon limits are remembered (least recently seen forgotten first)");
 
   /**
