@@ -27,9 +27,10 @@ public final class BeaconOptions {
 
   /**
    * Per event loop (two per core): the weight is a user agent's characters plus ~120 bytes of entry, so the default
-   * 4 MiB holds ~40,000 browsers' user agents or ~6,500 of the longest a beacon takes.
+   * 2 MiB holds ~20,000 browsers' user agents or ~3,200 of the longest a beacon takes; sized with the other bounds to
+   * fit the heap of conf/jvm.options (MemoryBudget).
    */
-  public static final ConfigKey<Integer> USER_AGENT_CACHE_BYTES = KEYS.define("userAgentCacheBytes", INT, 4 * 1024 * 1024,
+  public static final ConfigKey<Integer> USER_AGENT_CACHE_BYTES = KEYS.define("userAgentCacheBytes", INT, 2 * 1024 * 1024,
     between(0, 256 * 1024 * 1024), "bytes of user-agent verdicts each event loop remembers (least recently used forgotten first); 0 decides every beacon afresh");
 
   private final int maxBodyBytes;

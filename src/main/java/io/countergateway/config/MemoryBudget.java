@@ -31,8 +31,12 @@ public final class MemoryBudget {
   static final long BEACON_CLIENT_ID_HASH_BYTES = 4;
   /** An HLL_4 sketch: 2^lgK four-bit registers, plus its object, the map node and the exception table's start. */
   static final long SKETCH_OVERHEAD_BYTES = 128;
-  /** Sketches set aside past {@code uniques.maxPendingSketches} for buckets already held (a quarter more). */
-  static final double SKETCHES_SET_ASIDE = 1.25;
+  /**
+   * Sketches per {@code uniques.maxPendingSketches} while a merge is in flight (uniques.UniqueVisitors): the merge's
+   * own (the cap and the quarter set aside, 1.25) and their compact copies for the rows (1.25 more), the new pending
+   * ones (1) and a new quarter set aside (0.25).
+   */
+  static final double SKETCHES_HELD_PER_CAP = 3.75;
   /** A cached read: the key, the value, the map's node. */
   static final long CACHED_READ_BYTES = 150;
   /** A keyed request in flight: its record, promise and map node; the key itself comes on top. */
@@ -83,7 +87,7 @@ public final class MemoryBudget {
       UniquesOptions uniques = config.getUniques();
       long sketchBytes = (1L << uniques.getLgK()) / 2 + SKETCH_OVERHEAD_BYTES;
       holders.add(new Holder("unique-visitor sketches", UniquesOptions.MAX_PENDING_SKETCHES.name() + perIngest,
-        (long) (ingestVerticles * uniques.getMaxPendingSketches() * SKETCHES_SET_ASIDE) * sketchBytes));
+        (long) (ingestVerticles * uniques.getMaxPendingSketches() * SKETCHES_HELD_PER_CAP) * sketchBytes));
     }
     ReadOptions reads = config.getReads();
     if (reads.getCacheMillis() > 0) {
