@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
+import java.util.Objects;
 import java.util.stream.Collectors;
 
 /**
@@ -51,8 +52,14 @@ public final class MemoryBudget {
   /** An {@code Idempotency-Key} is at most 255 printable ASCII characters. */
   static final long IDEMPOTENCY_KEY_MAX_CHARS = 255;
 
-  /** One holder full: what it is, the keys that bound it, and its bytes. */
-  public record Holder(String name, String keys, long bytes) {
+  /**
+   * One holder full: what it is, the key that bounds it, how many of it the gateway keeps (empty: one), and its bytes.
+   */
+  public record Holder(String name, String key, String copies, long bytes) {
+    /** The key and, when the bound is kept per verticle or event loop, how many: what an operator lowers or changes. */
+    String bound() {
+      return copies.isEmpty() ? key : key + " (× " + copies + ")";
+    }
   }
 
   private final List<Holder> holders;
@@ -69,37 +76,39 @@ public final class MemoryBudget {
     List<Holder> holders = new ArrayList<>();
     BatchingOptions batching = config.getBatching();
     LimitsOptions limits = config.getLimits();
-    long idBytes = limits.getMaxIdLength();
-    String perIngest = " (× " + ingestVerticles + " ingest verticles, " + HttpOptions.INSTANCES.name() + ")";
-    holders.add(new Holder("pending deltas", BatchingOptions.MAX_PENDING_KEYS.name() + perIngest,
+    // a namespace may allow longer ids than limits.maxIdLength
+    long idBytes = config.getNamespaces().values().stream().map(NamespaceOptions::getMaxIdLength)
+      .filter(Objects::nonNull).mapToInt(Integer::intValue).reduce(limits.getMaxIdLength(), Math::max);
+    String perIngest = ingestVerticles + " ingest verticles, " + HttpOptions.INSTANCES.name();
+    holders.add(new Holder("pending deltas", BatchingOptions.MAX_PENDING_KEYS.name(), perIngest,
       ingestVerticles * (long) batching.getMaxPendingKeys() * (PENDING_DELTA_BYTES + idBytes)));
-    holders.add(new Holder("requests waiting for their commit", BatchingOptions.MAX_WAITING_REQUESTS.name() + perIngest,
+    holders.add(new Holder("requests waiting for their commit", BatchingOptions.MAX_WAITING_REQUESTS.name(), perIngest,
       ingestVerticles * (long) batching.getMaxWaitingRequests() * WAITING_REQUEST_BYTES));
-    holders.add(new Holder("request bodies being read", LimitsOptions.MAX_BODY_BYTES_IN_FLIGHT.name(),
+    holders.add(new Holder("request bodies being read", LimitsOptions.MAX_BODY_BYTES_IN_FLIGHT.name(), "",
       limits.getMaxBodyBytesInFlight()));
-    holders.add(new Holder("open connections", LimitsOptions.MAX_CONNECTIONS.name(),
+    holders.add(new Holder("open connections", LimitsOptions.MAX_CONNECTIONS.name(), "",
       limits.getMaxConnections() * CONNECTION_BYTES));
-    holders.add(new Holder("requests with an Idempotency-Key in flight", IdempotencyOptions.MAX_IN_FLIGHT.name() + perIngest,
+    holders.add(new Holder("requests with an Idempotency-Key in flight", IdempotencyOptions.MAX_IN_FLIGHT.name(), perIngest,
       ingestVerticles * (long) config.getIdempotency().getMaxInFlight() * (IDEMPOTENT_REQUEST_BYTES + IDEMPOTENCY_KEY_MAX_CHARS)));
     int idsPerClient = config.getNamespaces().values().stream().filter(NamespaceOptions::isPublic)
       .mapToInt(NamespaceOptions::getIdsPerClientPerHour).max().orElse(-1);
     if (idsPerClient >= 0) {
       BeaconOptions beacon = config.getBeacon();
-      holders.add(new Holder("per-client beacon limits", BeaconOptions.MAX_TRACKED_CLIENTS.name(),
+      holders.add(new Holder("per-client beacon limits", BeaconOptions.MAX_TRACKED_CLIENTS.name(), "",
         beacon.getMaxTrackedClients() * (BEACON_CLIENT_BYTES + idsPerClient * BEACON_CLIENT_ID_HASH_BYTES)));
-      holders.add(new Holder("user-agent verdicts", BeaconOptions.USER_AGENT_CACHE_BYTES.name()
-        + " (× " + eventLoops + " event loops)", eventLoops * (long) beacon.getUserAgentCacheBytes()));
+      holders.add(new Holder("user-agent verdicts", BeaconOptions.USER_AGENT_CACHE_BYTES.name(),
+        eventLoops + " event loops", eventLoops * (long) beacon.getUserAgentCacheBytes()));
     }
     if (config.hasUniques()) {
       UniquesOptions uniques = config.getUniques();
       long sketchBytes = (1L << uniques.getLgK()) / 2 + SKETCH_OVERHEAD_BYTES;
-      holders.add(new Holder("unique-visitor sketches", UniquesOptions.MAX_PENDING_SKETCHES.name() + perIngest,
+      holders.add(new Holder("unique-visitor sketches", UniquesOptions.MAX_PENDING_SKETCHES.name(), perIngest,
         (long) (ingestVerticles * uniques.getMaxPendingSketches() * SKETCHES_HELD_PER_CAP) * sketchBytes));
     }
     ReadOptions reads = config.getReads();
     if (reads.getCacheMillis() > 0) {
-      holders.add(new Holder("read cache", ReadOptions.CACHE_MAX_COUNTERS.name() + " (× " + reads.getInstances()
-        + " read verticles, " + ReadOptions.INSTANCES.name() + ")",
+      holders.add(new Holder("read cache", ReadOptions.CACHE_MAX_COUNTERS.name(),
+        reads.getInstances() + " read verticles, " + ReadOptions.INSTANCES.name(),
         reads.getInstances() * (long) reads.getCacheMaxCounters() * (CACHED_READ_BYTES + idBytes)));
     }
     holders.sort(Comparator.comparingLong(Holder::bytes).reversed());
@@ -130,9 +139,9 @@ public final class MemoryBudget {
       return;
     }
     List<Holder> largest = holders.subList(0, Math.min(3, holders.size()));
-    String named = largest.stream().map(holder -> holder.keys() + " " + mib(holder.bytes()) + " (" + holder.name() + ")")
+    String named = largest.stream().map(holder -> holder.bound() + " " + mib(holder.bytes()) + " (" + holder.name() + ")")
       .collect(Collectors.joining(", "));
-    throw new ConfigException(largest.get(0).keys().split(" ")[0], "the bounded holders full at once would take "
+    throw new ConfigException(largest.get(0).key(), "the bounded holders full at once would take "
       + mib(worstCaseBytes()) + " of heap, more than " + Math.round(HEAP_SHARE * 100) + " % of the maximum heap of "
       + mib(maxHeapBytes) + "; the largest: " + named + "; raise -Xmx (or the container's memory limit with "
       + "-XX:MaxRAMPercentage) or lower those keys (README \"Sizing\")");
