@@ -7,6 +7,7 @@ import io.countergateway.runtime.GatewayState;
 import io.countergateway.config.ConfigException;
 import io.countergateway.config.DatabaseOptions;
 import io.countergateway.config.GatewayConfig;
+import io.countergateway.config.MemoryBudget;
 import io.countergateway.ingest.IngestVerticle;
 import io.countergateway.logging.ConfigSummary;
 import io.countergateway.metrics.GatewayMeters;
@@ -19,6 +20,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -71,6 +73,13 @@ public final class Gateway {
 
   /** {@code clock}: the UTC clock that puts windowed increments into their buckets (a fixed one in tests). */
   public static Future<Gateway> start(Vertx vertx, GatewayConfig config, MeterRegistry registry, Clock clock) {
+    try {
+      // first, before anything is started: a heap too small for the configured bounds is an operator's to fix
+      MemoryBudget.of(config, ingestInstances(config), VertxOptions.DEFAULT_EVENT_LOOP_POOL_SIZE)
+        .requireFits(Runtime.getRuntime().maxMemory());
+    } catch (ConfigException e) {
+      return Future.failedFuture(new StartFailure(StartFailures.starting(e, config), e));
+    }
     return startEmbeddedDatabase(vertx, config.getDatabase()).compose(embedded -> {
       GatewayConfig effective = embedded == null ? config : config.withDatabase(
         config.getDatabase().withEndpoint("127.0.0.1", embedded.port(), embedded.user(), embedded.password()));

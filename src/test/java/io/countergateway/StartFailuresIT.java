@@ -116,6 +116,9 @@ class StartFailuresIT {
         config("refused-json", database("postgres", nobody, "postgres", ""))));
       runs.put("missing file, JSON logs", start(pool, Map.of("CG_LOGGING_FORMAT", "json"), "--config",
         dir.resolve("nowhere/gateway.yaml").toString()));
+      // 2 × 1,000,000 pending counters of 255-character ids alone take ~750 MiB: more than the 256 MiB heap
+      runs.put("bounds past the heap", start(pool, Map.of("CG_BATCHING_MAX_PENDING_KEYS", "1000000"), "--config",
+        config("bounds-past-heap", database("postgres", postgresPort, "postgres", ""))));
 
       assertFailed(runs.get("missing file").get(), 2, "nowhere/gateway.yaml", "does not exist", "--config");
       assertFailed(runs.get("YAML error").get(), 2, "broken.yaml", "not valid YAML", "line ");
@@ -134,6 +137,8 @@ class StartFailuresIT {
       Run jsonMissing = runs.get("missing file, JSON logs").get();
       assertFailed(jsonMissing, 2, "does not exist");
       assertThat(new JsonObject(jsonMissing.errorLines().get(0)).getString("event")).isEqualTo("start_failed");
+      assertFailed(runs.get("bounds past the heap").get(), 1, "batching.maxPendingKeys", "of the maximum heap of",
+        "raise -Xmx", "lower those keys");
     } finally {
       pool.shutdownNow();
     }
@@ -172,7 +177,7 @@ class StartFailuresIT {
   /** Main in its own JVM, as an operator starts it; standard output and error together, as a container log has them. */
   private static Run run(Map<String, String> env, String... args) {
     List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-      "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"),
+      "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"),
       Main.class.getName()));
     command.addAll(List.of(args));
     ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true).directory(dir.toFile());

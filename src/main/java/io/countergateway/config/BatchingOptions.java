@@ -17,9 +17,14 @@ public final class BatchingOptions {
   /** While the flushes in flight run, the next batch grows (group commit). */
   public static final ConfigKey<Integer> MAX_IN_FLIGHT = KEYS.define("maxInFlight", INT, 1, between(1, 64),
     "flushes in flight per coalescer (group commit)");
-  public static final ConfigKey<Integer> MAX_PENDING_KEYS = KEYS.define("maxPendingKeys", INT, 100_000,
+  /**
+   * ~140 bytes + the id each (~400 bytes at 255-character ids: 16 MB per verticle when full): sized with the other
+   * bounds so that all of them full at once fit the heap of conf/jvm.options (config.MemoryBudget, README "Sizing").
+   */
+  public static final ConfigKey<Integer> MAX_PENDING_KEYS = KEYS.define("maxPendingKeys", INT, 40_000,
     between(1, 10_000_000), "counters a coalescer may hold before refusing new ones (503); at least `maxKeys`");
-  public static final ConfigKey<Integer> MAX_WAITING_REQUESTS = KEYS.define("maxWaitingRequests", INT, 50_000,
+  /** ~200 bytes each: 4 MB per verticle when full; twice the default batch (maxBatchIncrements) at once. */
+  public static final ConfigKey<Integer> MAX_WAITING_REQUESTS = KEYS.define("maxWaitingRequests", INT, 20_000,
     between(1, 10_000_000), "committing requests a coalescer may hold before refusing new ones (503)");
   /** Off only to measure what the flush-id bookkeeping costs: a retried ambiguous flush may then count twice. */
   public static final ConfigKey<Boolean> EXACTLY_ONCE = KEYS.define("exactlyOnce", BOOLEAN, true, any(),

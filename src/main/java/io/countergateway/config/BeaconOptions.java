@@ -18,16 +18,19 @@ public final class BeaconOptions {
     "User-Agent patterns (case-insensitive) whose beacons are dropped, besides the crawler list");
   /**
    * Each record is a token bucket and the hashes of its ids: ~250 bytes for a person's client, ~1.5 KB for one at the
-   * default id cap of 300, so 50,000 clients take ~15 MB, and at most ~75 MB when every one of them is capped.
+   * default id cap of 300, so 20,000 clients take ~5 MB, and at most ~29 MB when every one of them is capped: what
+   * fits the heap of conf/jvm.options beside the other bounds (config.MemoryBudget). A crowd larger than this pushes
+   * the least recently seen out, and they start afresh.
    */
-  public static final ConfigKey<Integer> MAX_TRACKED_CLIENTS = KEYS.define("maxTrackedClients", INT, 50_000,
+  public static final ConfigKey<Integer> MAX_TRACKED_CLIENTS = KEYS.define("maxTrackedClients", INT, 20_000,
     between(100, 10_000_000), "client addresses whose per-namespace beacon limits are remembered (least recently seen forgotten first)");
 
   /**
    * Per event loop (two per core): the weight is a user agent's characters plus ~120 bytes of entry, so the default
-   * 4 MiB holds ~40,000 browsers' user agents or ~6,500 of the longest a beacon takes.
+   * 2 MiB holds ~20,000 browsers' user agents or ~3,200 of the longest a beacon takes; sized with the other bounds to
+   * fit the heap of conf/jvm.options (MemoryBudget).
    */
-  public static final ConfigKey<Integer> USER_AGENT_CACHE_BYTES = KEYS.define("userAgentCacheBytes", INT, 4 * 1024 * 1024,
+  public static final ConfigKey<Integer> USER_AGENT_CACHE_BYTES = KEYS.define("userAgentCacheBytes", INT, 2 * 1024 * 1024,
     between(0, 256 * 1024 * 1024), "bytes of user-agent verdicts each event loop remembers (least recently used forgotten first); 0 decides every beacon afresh");
 
   private final int maxBodyBytes;

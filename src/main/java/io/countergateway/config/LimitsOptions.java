@@ -48,8 +48,12 @@ public final class LimitsOptions {
   /** nginx {@code client_header_timeout}; it is also how long a kept-alive connection may wait for its next request. */
   public static final ConfigKey<Integer> HEADER_TIMEOUT_MS = KEYS.define("headerTimeoutMs", INT, 10_000,
     between(100, 600_000), "a connection with no request in progress must send whole request headers within this long");
-  /** nginx {@code limit_conn}, Envoy's {@code max_downstream_connections}; keep it below the open-files limit. */
-  public static final ConfigKey<Integer> MAX_CONNECTIONS = KEYS.define("maxConnections", INT, 10_000,
+  /**
+   * nginx {@code limit_conn}, Envoy's {@code max_downstream_connections}; keep it below the open-files limit. ~8 KB of
+   * heap each (config.MemoryBudget): 4,000 take ~33 MB, what fits the heap of conf/jvm.options beside the other
+   * bounds; more replicas, not more connections per replica, is how the gateway scales.
+   */
+  public static final ConfigKey<Integer> MAX_CONNECTIONS = KEYS.define("maxConnections", INT, 4_000,
     between(1, 10_000_000), "open client connections of the whole gateway (more are closed at accept)");
   public static final ConfigKey<Integer> MAX_CONNECTIONS_PER_CLIENT = KEYS.define("maxConnectionsPerClient", INT, 512,
     between(1, 10_000_000), "open connections from one client address (more are closed at accept); not for `http.trustedProxies`");

@@ -14,8 +14,12 @@ public final class UniquesOptions {
     "sketch size: 2^lgK registers, error ≈ 1.04/√2^lgK (12: ~1.6 % in 2 KiB per sketch row)");
   public static final ConfigKey<Integer> FLUSH_INTERVAL_MS = KEYS.define("flushIntervalMs", INT, 1_000,
     between(10, 60_000), "how often each ingest verticle merges its sketches into `<table>_uniques`");
-  /** See the README on what happens when full. */
-  public static final ConfigKey<Integer> MAX_PENDING_SKETCHES = KEYS.define("maxPendingSketches", INT, 10_000,
+  /**
+   * See the README on what happens when full. ~2.1 KiB a sketch at lgK 12, held up to 3.75 times over while a merge
+   * is in flight (MemoryBudget): ~16 MB per verticle, sized with the other bounds to fit the heap of
+   * conf/jvm.options. A full verticle merges early, so the cap bounds memory, not what is counted.
+   */
+  public static final ConfigKey<Integer> MAX_PENDING_SKETCHES = KEYS.define("maxPendingSketches", INT, 2_000,
     between(1, 1_000_000), "counter-buckets one ingest verticle may hold sketches for between merges");
   public static final ConfigKey<Integer> NEW_SKETCHES_PER_CLIENT = KEYS.define("newSketchesPerClientPerMinute", INT, 60,
     between(1, 1_000_000), "new counter-buckets one client address may open per minute per ingest verticle");

@@ -50,15 +50,15 @@ class ImageDefinitionTest {
   }
 
   @Test
-  @DisplayName("the image and the Kubernetes manifests run conf/jvm.options, the heap as half of the container's memory limit, with malloc in 2 arenas")
+  @DisplayName("the image and the Kubernetes manifests run conf/jvm.options, the heap as 57 % of the container's memory limit, with malloc in 2 arenas")
   void jvmOptionsOfEveryLaunch() throws Exception {
     List<String> expected = new ArrayList<>();
     for (String line : Files.readAllLines(Path.of("conf/jvm.options"))) {
       if (!line.isBlank() && !line.startsWith("#")) {
-        expected.add(line.startsWith("-Xmx") ? "-XX:MaxRAMPercentage=50" : line.strip());
+        expected.add(line.startsWith("-Xmx") ? "-XX:MaxRAMPercentage=57" : line.strip());
       }
     }
-    assertThat(expected).contains("-XX:+ExitOnOutOfMemoryError", "-XX:MaxRAMPercentage=50");
+    assertThat(expected).contains("-XX:+ExitOnOutOfMemoryError", "-XX:MaxRAMPercentage=57");
     Element container = child(jibConfiguration(), "container");
     assertThat(texts(child(container, "jvmFlags"), "jvmFlag")).as("pom.xml").containsExactlyElementsOf(expected);
     assertThat(text(container, "environment", "MALLOC_ARENA_MAX")).isEqualTo("2");

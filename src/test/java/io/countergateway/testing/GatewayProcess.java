@@ -49,7 +49,7 @@ public final class GatewayProcess implements AutoCloseable {
 
   /** Writes {@code config} (JSON is YAML) and starts the gateway on it; call {@link #awaitListening} next. */
   public static GatewayProcess start(String name, JsonObject config) {
-    return start(name, config, "192m");
+    return start(name, config, "256m");
   }
 
   /** As {@link #start(String, JsonObject)}, with the JVM's heap limit (-Xmx) {@code maxHeap}, e.g. {@code 256m}. */
