@@ -34,6 +34,15 @@ class MemoryBudgetTest {
   }
 
   @Test
+  @DisplayName("the run command starts with conf/gateway.yaml on a 12-core workstation too (an ingest verticle per core)")
+  void defaultsFitTheDefaultHeapOnTwelveCores() throws IOException {
+    MemoryBudget budget = MemoryBudget.of(load("conf/gateway.yaml"), 12, 24);
+
+    assertThat(budget.fits(maxMemoryOfSerial(jvmOptionsMaxHeap()))).as("worst case %d MiB",
+      budget.worstCaseBytes() / MIB).isTrue();
+  }
+
+  @Test
   @DisplayName("conf/kubernetes.yaml's bounds fit the heap the StatefulSet's memory limit gives")
   void kubernetesFitsItsHeap() throws IOException {
     JsonObject raw = yaml("conf/kubernetes.yaml");
