@@ -6,8 +6,6 @@ import io.vertx.core.json.JsonObject;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
-import org.junit.jupiter.api.parallel.Execution;
-import org.junit.jupiter.api.parallel.ExecutionMode;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
@@ -29,10 +27,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * src/DESIGN.md §4 "Exactly once", the flush sources at the smallest retention the config accepts: an idle gateway's
  * heartbeats keep its sources open through a whole retention while a prune runs every second. The wait is a full
  * retention, so one gateway on each embedded database idles through the same minute and the suite pays it once.
- * <p>Most of it is a gateway idling through a whole retention, so it runs beside the other suites (failsafe's
- * configuration in pom.xml); its own tests run one after another.
  */
-@Execution(ExecutionMode.CONCURRENT)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @DisplayName("Flush sources of idle gateways at the smallest retention, on embedded PostgreSQL and MariaDB at once")
 class FlushSourceIdleIT {
@@ -83,7 +78,6 @@ class FlushSourceIdleIT {
     }
   }
 
-  @Execution(ExecutionMode.SAME_THREAD)
   @Test
   @DisplayName("with the smallest retention the config accepts, an idle gateway keeps its sources alive, and what it takes afterwards is counted exactly once")
   void smallestRetentionIdle() {

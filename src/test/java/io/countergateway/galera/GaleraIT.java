@@ -7,8 +7,6 @@ import io.vertx.sqlclient.Row;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
-import org.junit.jupiter.api.parallel.Execution;
-import org.junit.jupiter.api.parallel.ExecutionMode;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
@@ -32,10 +30,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * all committing increments of one hot counter: with lanes, and in a control run where every replica writes the
  * same single slot. In every {@code mvn verify} ({@code mvn verify -Pgalera} runs it alone); skipped, with the reason,
  * where mariadbd, its tools or Debian's galera-4 is missing.
- * <p>A cluster and tables of its own, much of its time the cluster starting, so it runs beside the other suites
- * (failsafe's configuration in pom.xml); its own tests run one after another.
  */
-@Execution(ExecutionMode.CONCURRENT)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class GaleraIT {
   private static final Path SCRIPT = Paths.get("src/galera/galera-cluster.sh");
@@ -83,7 +78,6 @@ class GaleraIT {
       + "|---|---:|---:|---:|---|---:|---:|---:|%n%s%n", String.join("\n", results));
   }
 
-  @Execution(ExecutionMode.SAME_THREAD)
   @Test
   @DisplayName("three replicas on three Galera nodes with lanes: the SUM is exact on every node, replicated writes meet no local lock")
   void withLanes() throws InterruptedException {
@@ -96,7 +90,6 @@ class GaleraIT {
       .isLessThanOrEqualTo(5);
   }
 
-  @Execution(ExecutionMode.SAME_THREAD)
   @Test
   @DisplayName("control: three replicas writing one shared slot row on three Galera nodes count exactly, through certification conflicts")
   void controlOnOneSlot() throws InterruptedException {
