@@ -17,7 +17,6 @@ import io.countergateway.write.WritePath;
 import io.countergateway.write.WriteRequest;
 import com.fasterxml.jackson.core.io.JsonStringEncoder;
 import io.vertx.core.AsyncResult;
-import io.vertx.core.Future;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.http.HttpServerRequest;
@@ -239,14 +238,8 @@ final class IncrementRoutes {
   /** A valid beacon, from the router or the hot path: filtered, counted unless dropped, answered either way. */
   void takeBeacon(NamespaceOptions namespace, Increment increment, HttpServerRequest request) {
     String client = ClientAddress.of(request, trustedProxies);
-    Future<DropReason> verdict = beaconFilter.check(namespace, request.headers(), ClientAddress.key(client),
-      increment.key().id());
-    if (verdict.isComplete()) {
-      // the usual case (a cached verdict): no listener to dispatch
-      takeFiltered(namespace, increment, request, client, verdict);
-    } else {
-      verdict.onComplete(reached -> takeFiltered(namespace, increment, request, client, reached));
-    }
+    beaconFilter.check(namespace, request.headers(), ClientAddress.key(client), increment.key().id())
+      .onComplete(verdict -> takeFiltered(namespace, increment, request, client, verdict));
   }
 
   private void takeFiltered(NamespaceOptions namespace, Increment increment, HttpServerRequest request, String client,
@@ -256,12 +249,8 @@ final class IncrementRoutes {
       answerBeacon(request); // dropped: the same answer, not counted
       return;
     }
-    Future<WriteAnswer> written = writes.submit(WriteRequest.of(increment, AckMode.ACCEPTED));
-    if (written.succeeded()) {
-      answerTaken(namespace, increment, request, client, written.result());
-    } else {
-      written.onSuccess(answer -> answerTaken(namespace, increment, request, client, answer));
-    }
+    writes.submit(WriteRequest.of(increment, AckMode.ACCEPTED))
+      .onSuccess(answer -> answerTaken(namespace, increment, request, client, answer));
   }
 
   private void answerTaken(NamespaceOptions namespace, Increment increment, HttpServerRequest request, String client,
