@@ -23,13 +23,16 @@ import java.util.regex.Pattern;
  * matches is no Spider, whatever the other rules say, and one the Spider rules at the head of the list match is one.
  * Only a user agent that matches a Spider rule further down (the generic {@code bot|crawl|…} rule) needs the whole
  * list, since an earlier device rule may claim it (a {@code CUBOT} phone): that is {@link #full}, about a millisecond,
- * for a bounded executor.
+ * for a bounded executor, which also asks ua-parser's browser name.
  */
 public final class CrawlerDetector {
   /** Automation that announces itself in the User-Agent; ua-parser names these browsers, it does not call them bots. */
   private static final Pattern HEADLESS = Pattern.compile(
     "HeadlessChrome|PhantomJS|SlimerJS|Puppeteer|Playwright|Selenium|WebDriver|Chrome-Lighthouse|Electron/.* Headless",
     Pattern.CASE_INSENSITIVE);
+
+  /** ua-parser's browser names for crawlers: Googlebot, bingbot, Twitterbot, MSIECrawler, Spider, and the like. */
+  private static final Pattern CRAWLER_FAMILY = Pattern.compile("bot\\b|spider|crawler", Pattern.CASE_INSENSITIVE);
 
   private final List<Pattern> extraPatterns;
 
@@ -103,9 +106,16 @@ public final class CrawlerDetector {
     return null;
   }
 
-  /** The whole device list, as ua-parser decides: about a millisecond. */
+  /**
+   * The whole device list, as ua-parser decides, then its browser name: about a millisecond. A device rule may claim
+   * a crawler's user agent for a phone from a brand name anywhere in it ("asus" inside made-up text after
+   * {@code Googlebot/2.1}); ua-parser still names the browser {@code Googlebot}, and a browser named a bot is one.
+   */
   public DropReason full(String userAgent) {
-    return "Spider".equals(Rules.PARSER.parseDevice(userAgent).family) ? DropReason.CRAWLER : null;
+    if ("Spider".equals(Rules.PARSER.parseDevice(userAgent).family)) {
+      return DropReason.CRAWLER;
+    }
+    return CRAWLER_FAMILY.matcher(Rules.PARSER.parseUserAgent(userAgent).family).find() ? DropReason.CRAWLER : null;
   }
 
   /** Why this user agent is not counted, or null for a person's browser: {@link #quick}, then {@link #full} if needed. */

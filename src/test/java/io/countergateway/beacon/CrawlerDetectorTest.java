@@ -44,9 +44,13 @@ class CrawlerDetectorTest {
     "Mozilla/5.0 (compatible; AhrefsBot/7.0; +http://ahrefs.com/robot/)",
     "Mozilla/5.0 (compatible; YandexBot/3.0; +http://yandex.com/bots)",
     "DuckDuckBot/1.1; (+http://duckduckgo.com/duckduckbot.html)",
-    "facebookexternalhit/1.1 (+http://www.facebook.com/externalhit_uatext.php)"
+    "facebookexternalhit/1.1 (+http://www.facebook.com/externalhit_uatext.php)",
+    // a phone rule claims the device for "asus" in the made-up tail; ua-parser still names the browser Googlebot
+    "Googlebot/2.1 (+http://www.google.com/bot.html) sslvwtdmuzmmcnfgdedetwmpetpcyhovophmzsjigvimxyelmquvwdwswzirusmrbtotioz"
+      + "dkimxmtmdktiaxblbwkpemqcffocbfnenpqoequnjdkesbrkipqskyvgnzayyhnbbpwpdtkbverxuzdimiisegbkbiepdjdaybmsvnyhhpzhvxdkxwukhai"
+      + "yrasushqbsasoucmtvhzqs"
   })
-  @DisplayName("crawlers are recognised by ua-parser's list")
+  @DisplayName("crawlers are recognised by ua-parser's list, by device or by browser name")
   void crawlersAreDropped(String userAgent) {
     assertThat(detector.classify(userAgent)).isEqualTo(DropReason.CRAWLER);
   }
