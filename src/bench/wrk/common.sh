@@ -44,3 +44,17 @@ start_gateway() {
 
 # peak_rss PID: the process's peak resident set (VmHWM) in MiB, "?" once it is gone
 peak_rss() { awk '/^VmHWM:/ {printf "%.0f", $2 / 1024; found=1} END {if (!found) printf "?"}' "/proc/$1/status" 2>/dev/null || printf '?'; }
+
+# where a run's CPU went, from /proc (clock ticks): cpu_ticks PID… sums the processes' user and system time so far (a
+# process that is gone adds 0); waited_ticks PID is what that shell's waited-for children (wrk) used so far (pass
+# $BASHPID: inside $(…) it would be the substitution's own subshell); machine_ticks
+# prints the machine's busy and total ticks (iowait counts as idle: a process waiting for fsync is not using a core)
+cpu_ticks() { local total=0 pid
+  for pid in "$@"; do
+    [ -r "/proc/$pid/stat" ] && total=$((total + $(awk '{sub(/^.*\) /, ""); print $12 + $13}' "/proc/$pid/stat" 2>/dev/null || echo 0)))
+  done
+  echo "$total"; }
+waited_ticks() { awk '{sub(/^.*\) /, ""); print $14 + $15}' "/proc/$1/stat"; }
+machine_ticks() { awk '/^cpu / {print $2 + $3 + $4 + $7 + $8 + $9, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9}' /proc/stat; }
+# database_pids: the local database server's processes (PostgreSQL's backends included)
+database_pids() { if [ "$DB" = postgres ]; then pgrep -x postgres; else pgrep -x mariadbd || pgrep -x mysqld; fi; }

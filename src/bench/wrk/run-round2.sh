@@ -3,7 +3,8 @@
 # with wrk -t2 and no Lua response callback (wrk's own cost would hide the server's), then the event bus next to Redis
 # INCRBY through the Vert.x client (the in-process `bench`), and a SUM check of everything acknowledged. Beside every
 # figure the gateway's peak RSS so far (VmHWM); at the end its heap histogram and native memory, and the database alone
-# running the gateway's own flush statement through pgbench at the gateway's flush concurrency (database-alone.sh).
+# running the gateway's own flush statement through pgbench at the gateway's flush concurrency (database-alone.sh), and
+# where each run's CPU went: the machine's busy share, and CPU microseconds per request of the server, the database, wrk.
 #
 #   src/bench/wrk/run-round2.sh                # gateway on PostgreSQL 127.0.0.1:5432, database test
 #   DB=mysql src/bench/wrk/run-round2.sh       # gateway on MySQL/MariaDB 127.0.0.1:3306
@@ -38,7 +39,7 @@ PIDS=()
 cleanup() { for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done; }
 trap cleanup EXIT
 java -jar "$BENCH_JAR" plain-server --port "$PLAIN_PORT" >"$OUT/plain.log" 2>&1 &
-PIDS+=($!)
+PLAIN_PID=$!; PIDS+=($PLAIN_PID)
 # the database's configuration plus three beacon namespaces: one without the bot filter (plain beacons), one with
 # daily windows, and one with daily windows counting unique visitors (namespaces: is the file's last block, so the
 # lines below extend it)
@@ -53,10 +54,19 @@ wait_for() { for _ in $(seq 1 120); do [ "$(curl -s -o /dev/null -w '%{http_code
   echo "no answer $2 from $1; see $OUT/*.log" >&2; exit 1; }
 wait_for "$P/" 204; wait_for "$G/health/ready" 200
 
-# wrk NAME CONNECTIONS DURATION URL [wrk args...]: raw output in $OUT/NAME.txt
-# and the gateway's peak resident memory so far (VmHWM, MiB) in $OUT/NAME.rss
+# wrk NAME CONNECTIONS DURATION URL [wrk args...]: raw output in $OUT/NAME.txt, the gateway's peak resident memory so
+# far (VmHWM, MiB) in $OUT/NAME.rss, and where the CPU went during it in $OUT/NAME.cpu: the machine's busy ticks, the
+# server's (the plain one or the gateway, by the URL), the database's, wrk's, and the ticks there were (see cpu_of)
 bench() { local name=$1 c=$2 d=$3 url=$4; shift 4
+  local server=$GATEWAY_PID; [[ "$url" == "$P"* ]] && server=$PLAIN_PID
+  local machine0 server0 db0 wrk0 machine1 shell=$BASHPID
+  # shellcheck disable=SC2046 # the database's processes, one argument each
+  read -r -a machine0 <<<"$(machine_ticks)"; server0=$(cpu_ticks "$server"); db0=$(cpu_ticks $(database_pids)); wrk0=$(waited_ticks "$shell")
   wrk -t"$THREADS" -c"$c" -d"$d" --latency -H "User-Agent: $UA" "$@" "$url" >"$OUT/$name.txt" 2>&1
+  # shellcheck disable=SC2046
+  read -r -a machine1 <<<"$(machine_ticks)"
+  echo "$((machine1[0] - machine0[0])) $(($(cpu_ticks "$server") - server0)) $(($(cpu_ticks $(database_pids)) - db0))" \
+    "$(($(waited_ticks "$shell") - wrk0)) $((machine1[1] - machine0[1]))" >"$OUT/$name.cpu"
   peak_rss "$GATEWAY_PID" >"$OUT/$name.rss"; }
 # flushed NAME COMMAND...: runs the command and writes the gateway's flushes per second during it to $OUT/NAME.flushes
 flushes() { curl -s "$G/metrics" | awk '/^gateway_flush_duration_seconds_count/ {s += $2} END {printf "%.0f", s}'; }
@@ -148,6 +158,15 @@ ratio() { # workload baseline: "min-max" of the per-round ratios
   for r in $(seq 1 "$ROUNDS"); do awk -v a="$(rps "$1-$r")" -v b="$(rps "$2-$r")" 'BEGIN {printf "%.2f\n", a / b}'; done |
     sort -n | awk 'NR==1 {lo=$1} {hi=$1} END {printf "%s–%s", lo, hi}'; }
 rss_of() { cat "$OUT/$1.rss"; }
+# cpu_of FIELD RUN: from $OUT/RUN.cpu, "busy" (the machine's busy share of its cores, %) or the CPU microseconds per
+# request of "server", "database" or "wrk"
+cpu_of() { awk -v f="$1" -v n="$(requests "$2")" -v hz="$(getconf CLK_TCK)" '{
+    if (f == "busy") printf "%.0f", 100 * $1 / $5
+    else printf "%.1f", 1e6 * (f == "server" ? $2 : f == "database" ? $3 : $4) / hz / n }' "$OUT/$2.cpu"; }
+cpu_row() { # label run-prefix: a row of the CPU table, values per round
+  local label=$1 run=$2 field r; printf '| %s |' "$label"
+  for field in busy server database wrk; do printf ' '; for r in $(seq 1 "$ROUNDS"); do printf '%s ' "$(cpu_of "$field" "$run-$r")"; done; printf '|'; done
+  echo; }
 flush_rate() { cat "$OUT/$1.flushes"; }
 col() { for r in $(seq 1 "$ROUNDS"); do printf '%s ' "$($1 "$2-$r")"; done; }
 cat <<REPORT
@@ -177,6 +196,20 @@ Beacon GET variants, each × plain beacons (no filter) of the same round:
 | bot filter on (ua-parser crawler list) | $(span beacon) | $(ratio beacon beacon-plain) | $(col p99 beacon) | $(col non2xx beacon) | $(col rss_of beacon) |
 | daily window, bot filter on | $(span beacon-windowed) | $(ratio beacon-windowed beacon-plain) | $(col p99 beacon-windowed) | $(col non2xx beacon-windowed) | $(col rss_of beacon-windowed) |
 | daily window, bot filter and unique visitors on | $(span beacon-unique) | $(ratio beacon-unique beacon-plain) (× daily window: $(ratio beacon-unique beacon-windowed)) | $(col p99 beacon-unique) | $(col non2xx beacon-unique) | $(col rss_of beacon-unique) |
+
+Where the CPU went in each run ($(nproc) cores; busy = user, system and interrupt time of all cores, iowait counted
+idle; microseconds of CPU per request, from /proc; the database's own processes, wrk's threads), per round:
+
+| workload | machine busy % | server µs CPU / request | database µs CPU / request | wrk µs CPU / request |
+|---|---:|---:|---:|---:|
+$(cpu_row "plain 204, 64 connections" plain)
+$(cpu_row "plain beacons (bot filter off)" beacon-plain)
+$(cpu_row "beacon GET, bot filter on" beacon)
+$(cpu_row "\`?ack=accepted\`" accepted)
+$(cpu_row "ack=commit, 64 connections" commit64)
+$(cpu_row "plain 204, 256 connections" plain256)
+$(cpu_row "ack=commit, 256 connections" commit256)
+$(cpu_row "HTTP batch of $BATCH (per request of $BATCH increments)" batch)
 
 The database alone ($( [ "$DB" = postgres ] && echo "pgbench running the gateway's own flush statement, flush-id and fence CTEs included, prepared" || echo "the mysql client running the MySQL store's flush transactions, fence, flush id and upsert, as text statements"),
 $FLUSHERS connections — one per ingest verticle and flush in flight — each on its own slot, $DURATION), beside the
