@@ -57,4 +57,4 @@ cpu_ticks() { local total=0 pid
 waited_ticks() { awk '{sub(/^.*\) /, ""); print $14 + $15}' "/proc/$1/stat"; }
 machine_ticks() { awk '/^cpu / {print $2 + $3 + $4 + $7 + $8 + $9, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9}' /proc/stat; }
 # database_pids: the local database server's processes (PostgreSQL's backends included)
-database_pids() { if [ "$DB" = postgres ]; then pgrep -x postgres; else pgrep -x mariadbd || pgrep -x mysqld; fi; }
+database_pids() { if [ "$DB" = postgres ]; then pgrep -x postgres; else pgrep -x mariadbd || pgrep -x mysqld; fi || true; }

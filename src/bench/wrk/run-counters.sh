@@ -46,9 +46,9 @@ if [ "$SEED" = 1 ]; then
 fi
 
 # the database server's CPU seconds so far (every process of it: shared with whatever else uses it, so indicative)
-db_cpu() { local comm; case "$DB" in postgres) comm=postgres ;; *) comm='mariadbd|mysqld' ;; esac
-  for pid in $(pgrep -x "$comm" 2>/dev/null || true); do cat "/proc/$pid/stat" 2>/dev/null; done |
-    awk -v hz="$(getconf CLK_TCK)" '{sub(/^.*\) /, ""); s += $12 + $13} END {printf "%.2f", s / hz}'; }
+# (a backend that ends between listing and reading adds 0, see cpu_ticks)
+# shellcheck disable=SC2046 # the database's processes, one argument each
+db_cpu() { awk -v t="$(cpu_ticks $(database_pids))" -v hz="$(getconf CLK_TCK)" 'BEGIN {printf "%.2f", t / hz}'; }
 # run NAME COUNTERS DURATION: wrk's summary and increment.lua's "acknowledged N" in $OUT/NAME.txt, the database's CPU
 # seconds during it in $OUT/NAME.cpu and the gateway's peak RSS so far in $OUT/NAME.rss
 run() { local name=$1 counters=$2 d=$3 before
