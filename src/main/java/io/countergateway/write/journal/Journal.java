@@ -166,6 +166,8 @@ public final class Journal {
   private long durableLsn;
   private Segment current;
   private Segment spare;
+  /** The spare being made, or the last one made: a close waits for it, so no segment is made after the close. */
+  private Future<Segment> spareMade = Future.succeededFuture();
   private boolean spareComing;
   /** The last attempt to make a segment failed. */
   private boolean segmentFailure;
@@ -435,6 +437,10 @@ public final class Journal {
       // after the file worker's deletions and the making of a spare, whose answer comes before this one's
       return files.<Void>executeBlocking(() -> null, true);
     }).transform(filesDone -> {
+      // a spare asked for from another context (a journal opened off its event loop) is not ordered with the task
+      // above: wait for it too, so that it is the spare deleted below rather than a file made after the close
+      return spareMade.<Void>transform(made -> DONE);
+    }).transform(spareDone -> {
       List<Segment> live = new ArrayList<>(segments);
       Segment unused = spare;
       spare = null;
@@ -540,7 +546,8 @@ public final class Journal {
     }
     nextCapacity = Math.min(options.getSegmentBytes(), nextCapacity * 2);
     Path path = dir.resolve(fileName(index, nextSegno++));
-    files.<Segment>executeBlocking(() -> createSegment(path, (int) capacity), true).onComplete(made -> {
+    spareMade = files.executeBlocking(() -> createSegment(path, (int) capacity), true);
+    spareMade.onComplete(made -> {
       spareComing = false;
       segmentFailure = made.failed();
       if (made.failed()) {
