@@ -26,6 +26,10 @@ rps() { awk '/^Requests\/sec:/ {printf "%.0f", $2}' "$OUT/$1.txt"; }
 requests() { awk '/requests in/ {print $1}' "$OUT/$1.txt"; }
 non2xx() { awk '/Non-2xx or 3xx responses:/ {n=$5} END {print n+0}' "$OUT/$1.txt"; }
 p99() { awk '$1=="99%" {print $2}' "$OUT/$1.txt"; }
+# p99_ms FILE: the 99th percentile of a wrk summary in milliseconds (wrk prints us, ms or s)
+p99_ms() { awk '$1=="99%" {v=$2; if (v ~ /us$/) {sub(/us$/,"",v); v=v/1000} else if (v ~ /ms$/) {sub(/ms$/,"",v)} else if (v ~ /s$/) {sub(/s$/,"",v); v=v*1000}; printf "%.1f", v}' "$1"; }
+# flush_count URL: the flushes a gateway has made so far (every ingest verticle's), from its /metrics
+flush_count() { curl -s "$1/metrics" | awk '/^gateway_flush_duration_seconds_count/ {s += $2} END {printf "%.0f", s}'; }
 
 # start_gateway NAME JAR CONFIG [VAR=value …]: the gateway in the background on $PORT with the extra environment and
 # the JVM options $GATEWAY_JVM (if set), its output in $OUT/NAME.log; returns once /health/ready is 200 (sets GATEWAY_PID)

@@ -85,7 +85,7 @@ FLUSHERS=${FLUSHERS:-$(nproc)}
 read -r DBA DBA_P99 <<<"$(database_alone db-alone-one-row 1 "$FLUSHERS" "${DURATION%s}")"
 
 rps() { awk '/^Requests\/sec:/ {printf "%.0f", $2}' "$OUT/$1.txt"; }
-p99ms() { awk '$1=="99%" {v=$2; if (v ~ /us$/) {sub(/us$/,"",v); v=v/1000} else if (v ~ /ms$/) {sub(/ms$/,"",v)} else if (v ~ /s$/) {sub(/s$/,"",v); v=v*1000}; printf "%.1f", v}' "$OUT/$1.txt"; }
+p99ms() { p99_ms "$OUT/$1.txt"; }
 cpu_per_million() { awk -v c="$(cat "$OUT/$1.cpu")" -v n="$(acked "$1")" 'BEGIN {if (n > 0) printf "%.1f", c * 1000000 / n; else printf "?"}'; }
 row() { echo "| $1 | $2 | $(rps "$2-$1") | $(awk -v a="$(rps "many-$1")" -v b="$(rps "one-$1")" 'BEGIN {printf "%.2f", a / b}') | $(p99ms "$2-$1") | $(cat "$OUT/$2-$1.rss") | $(cpu_per_million "$2-$1") |"; }
 cat <<REPORT

@@ -35,9 +35,8 @@ start_replicas() { # N: N gateways on one table, each with its own port and jour
       CG_JOURNAL_DIR="$OUT/journal-$i"
     REPLICA_PIDS+=("$GATEWAY_PID")
   done; }
-flushes() { local i total=0 n; for i in $(seq 0 $((${#REPLICA_PIDS[@]} - 1))); do
-    n=$(curl -s "http://127.0.0.1:$((BASE_PORT + i))/metrics" | awk '/^gateway_flush_duration_seconds_count/ {s += $2} END {printf "%.0f", s}')
-    total=$((total + n)); done; echo "$total"; }
+flushes() { local i total=0; for i in $(seq 0 $((${#REPLICA_PIDS[@]} - 1))); do
+    total=$((total + $(flush_count "http://127.0.0.1:$((BASE_PORT + i))"))); done; echo "$total"; }
 rss_sum() { local pid total=0; for pid in "${REPLICA_PIDS[@]}"; do total=$((total + $(peak_rss "$pid"))); done; echo "$total"; }
 
 # one_run NAME PATH INCREMENTS_PER_REQUEST [BODY]: the load split over the running replicas (one wrk each), then in
@@ -57,7 +56,7 @@ one_run() { local name=$1 path=$2 per=$3 body=${4:-'{"delta":1}'} n=${#REPLICA_P
   local g=$(($(cpu_ticks "${REPLICA_PIDS[@]}") - g0)) d=$(($(cpu_ticks $(database_pids)) - d0)) acked=0 worst=0 bad=0
   for i in $(seq 0 $((n - 1))); do
     acked=$((acked + ($(requests "$name-$i") - $(non2xx "$name-$i")) * per)); bad=$((bad + $(non2xx "$name-$i")))
-    worst=$(awk -v w="$worst" '$1=="99%" {v=$2; if (v ~ /us$/) {sub(/us$/,"",v); v=v/1000} else if (v ~ /ms$/) {sub(/ms$/,"",v)} else if (v ~ /s$/) {sub(/s$/,"",v); v=v*1000}; w = (v > w ? v : w)} END {printf "%.1f", w}' "$OUT/$name-$i.txt")
+    worst=$(awk -v w="$worst" -v v="$(p99_ms "$OUT/$name-$i.txt")" 'BEGIN {printf "%.1f", (v + 0 > w + 0 ? v : w)}')
   done
   echo "$acked" >"$OUT/$name.acked"
   awk -v a="$acked" -v s="$(awk -v a="$t0" -v b="$t1" 'BEGIN {print b - a}')" -v p="$worst" -v bad="$bad" \

@@ -69,14 +69,14 @@ bench() { local name=$1 c=$2 d=$3 url=$4; shift 4
     "$(($(waited_ticks "$shell") - wrk0)) $((machine1[1] - machine0[1]))" >"$OUT/$name.cpu"
   peak_rss "$GATEWAY_PID" >"$OUT/$name.rss"; }
 # flushed NAME COMMAND...: runs the command and writes the gateway's flushes per second during it to $OUT/NAME.flushes
-flushes() { curl -s "$G/metrics" | awk '/^gateway_flush_duration_seconds_count/ {s += $2} END {printf "%.0f", s}'; }
+flushes() { flush_count "$G"; }
 flushed() { local name=$1 before after start end; shift
   before=$(flushes); start=$(date +%s.%N); "$@"; end=$(date +%s.%N); after=$(flushes)
   awk -v a="$after" -v b="$before" -v s="$start" -v e="$end" 'BEGIN {printf "%.0f", (a - b) / (e - s)}' >"$OUT/$name.flushes"; }
 rps() { awk '/^Requests\/sec:/ {printf "%.0f", $2}' "$OUT/$1.txt"; }
 requests() { awk '/requests in/ {print $1}' "$OUT/$1.txt"; }
 non2xx() { awk '/Non-2xx or 3xx responses:/ {n=$5} END {print n+0}' "$OUT/$1.txt"; }
-p99() { awk '$1=="99%" {v=$2; if (v ~ /us$/) {sub(/us$/,"",v); v=v/1000} else if (v ~ /ms$/) {sub(/ms$/,"",v)} else if (v ~ /s$/) {sub(/s$/,"",v); v=v*1000}; printf "%.1f", v}' "$OUT/$1.txt"; }
+p99() { p99_ms "$OUT/$1.txt"; }
 idle() { awk '{print $1}' /proc/loadavg; }
 
 HOT_ACKED=0; HOT_RUNS=0; BATCH_ACKED=0; BATCH_RUNS=0
