@@ -1,12 +1,10 @@
 -- Beacons from many clients: each request names a random client address in X-Forwarded-For (the gateway trusts
--- 127.0.0.1 as a proxy in this run), so per-client limits are exercised the way a site's visitors exercise them:
--- 256 x (SPREAD + 1) addresses (65,536 by default), each sending a small share of the load.
+-- 127.0.0.1 as a proxy in this run), so per-client and per-network limits are exercised the way a site's visitors
+-- exercise them: addresses of 10.0.0.0/8, (SPREAD + 1) x 65,536 of them in (SPREAD + 1) x 256 /24s (SPREAD 255, the
+-- default: 16,777,216 addresses in 65,536 /24s), each sending a small share of the load.
 local ns = os.getenv("NS") or "pageviews"
-local counter = 0
+local spread = tonumber(os.getenv("SPREAD") or "255")
 request = function()
-  counter = counter + 1
-  local a = math.random(0, tonumber(os.getenv("SPREAD") or "255"))
-  local b = math.random(0, 255)
-  wrk.headers["X-Forwarded-For"] = "10.7." .. a .. "." .. b
+  wrk.headers["X-Forwarded-For"] = "10." .. math.random(0, spread) .. "." .. math.random(0, 255) .. "." .. math.random(0, 255)
   return wrk.format("GET", "/v1/beacon/" .. ns .. "/home")
 end

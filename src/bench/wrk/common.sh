@@ -60,5 +60,46 @@ cpu_ticks() { local total=0 pid
   echo "$total"; }
 waited_ticks() { awk '{sub(/^.*\) /, ""); print $14 + $15}' "/proc/$1/stat"; }
 machine_ticks() { awk '/^cpu / {print $2 + $3 + $4 + $7 + $8 + $9, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9}' /proc/stat; }
+# written_bytes PID…: the bytes the processes have passed to write calls on files so far (/proc/PID/io wchar: socket
+# sends are not in it; a process that is gone adds 0). Not write_bytes: on a kernel that caches files in large folios
+# that counts a whole folio for each small write into a clean one (2.3 GB for 1.4 MB of journal frames, measured)
+written_bytes() { local total=0 pid
+  for pid in "$@"; do
+    [ -r "/proc/$pid/io" ] && total=$((total + $(awk '/^wchar:/ {print $2}' "/proc/$pid/io" 2>/dev/null || echo 0)))
+  done
+  echo "$total"; }
 # database_pids: the local database server's processes (PostgreSQL's backends included)
 database_pids() { if [ "$DB" = postgres ]; then pgrep -x postgres; else pgrep -x mariadbd || pgrep -x mysqld; fi || true; }
+
+# start_plain NAME PORT [JVM option …]: the plain Vert.x 204 server (the bench jar's plain-server) in the background,
+# its output in $OUT/NAME.log; returns once it answers 204 (sets PLAIN_PID)
+start_plain() {
+  local name=$1 port=$2
+  shift 2
+  java "$@" -jar "$BENCH_JAR" plain-server --port "$port" >>"$OUT/$name.log" 2>&1 &
+  PLAIN_PID=$!
+  for _ in $(seq 1 120); do
+    [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/" || true)" = 204 ] && return 0
+    sleep 0.5
+  done
+  echo "the plain server ($name) did not answer; see $OUT/$name.log" >&2; exit 1
+}
+
+# metric_sum URL NAME: the sum over every series of a metric in the gateway's /metrics now ("?" when it has none)
+metric_sum() { curl -s "$1/metrics" | awk -v n="$2" 'index($0, n"{") == 1 || index($0, n" ") == 1 {s += $NF; found = 1}
+  END {if (found) printf "%.0f", s; else printf "?"}'; }
+
+# p50_ms FILE: the median of a wrk summary in milliseconds, as p99_ms
+p50_ms() { awk '$1=="50%" {v=$2; if (v ~ /us$/) {sub(/us$/,"",v); v=v/1000} else if (v ~ /ms$/) {sub(/ms$/,"",v)} else if (v ~ /s$/) {sub(/s$/,"",v); v=v*1000}; printf "%.2f", v}' "$1"; }
+
+# wait_idle MAX_LOAD SECONDS: waits until the 1-minute load average is below MAX_LOAD, checking every 10 s for at most
+# SECONDS; returns 1 if it never was (a run meant to be quoted needs an idle machine: the load tool, the gateway and
+# the database already share its cores)
+wait_idle() {
+  local max=$1 end=$(( $(date +%s) + $2 ))
+  while awk -v l="$(awk '{print $1}' /proc/loadavg)" -v m="$max" 'BEGIN {exit !(l + 0 >= m + 0)}'; do
+    [ "$(date +%s)" -ge "$end" ] && return 1
+    echo "waiting for an idle machine: 1-minute load $(awk '{print $1}' /proc/loadavg), below $max wanted" >&2
+    sleep 10
+  done
+}

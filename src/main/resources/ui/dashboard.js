@@ -1,13 +1,35 @@
 // The counters dashboard: plain JavaScript over the gateway's public JSON API, no build step. Every value that comes
 // from a counter id is put on the page as text (textContent), never as HTML: ids are chosen by whoever sends beacons.
+//
+// Every view has an address, kept in the page's URL so that it can be shared and reloaded:
+//   /ui/?ns=pageviews&range=24h&id=%2Fhome      a windowed namespace's top list over a range, and one counter's chart
+//   /ui/?ns=pageviews&range=custom&from=…&to=…  the same over a custom range (ISO-8601, UTC)
+//   /ui/?ns=likes&id=a&id=b                     a plain namespace's look-up of those ids
+// Without ns, the page opens the first windowed namespace (else the first namespace).
 'use strict';
 
 (() => {
   const BUCKET_SECONDS = { minute: 60, hour: 3600, day: 86400 };
+  /** The preset ranges, by their name in the address. */
+  const RANGES = { '1h': 3600, '24h': 86400, '7d': 7 * 86400, '30d': 30 * 86400 };
+  const DEFAULT_RANGE = '24h';
+  /** The namespaces and the gateway's health (answered from memory: cheap). */
   const POLL_MS = 2000;
+  /** The shown view: its top list, chart or looked-up values (each a database read). */
+  const VIEW_REFRESH_MS = 5000;
   const TOP = 20;
+  /** The least room between two labels of the time axis, in CSS pixels. */
+  const LABEL_SPACE = 90;
   const numbers = new Intl.NumberFormat('en-US');
-  const state = { token: null, namespaces: [], selected: null, previous: null, chart: null, range: null, chartId: null };
+  const state = {
+    token: null, namespaces: [], previous: null, chart: null, chartKey: null, xLabels: [],
+    // the view: what the address says
+    view: { ns: null, range: DEFAULT_RANGE, from: null, to: null, ids: [] },
+    // the range the shown top list and chart were read for
+    range: null,
+    // bumped by every change of view: an answer for an older view is dropped
+    generation: 0,
+  };
   const $ = id => document.getElementById(id);
 
   /** A number with thousands separators; '–' for none. */
@@ -66,13 +88,77 @@
     return parts.join(', ');
   }
 
+  const namespaceNamed = name => state.namespaces.find(n => n.name === name);
+
+  // ---- the view and its address ----
+
+  /** The view an address names. */
+  function viewOf(search) {
+    const query = new URLSearchParams(search);
+    const range = query.get('range');
+    return {
+      ns: query.get('ns'),
+      range: range === 'custom' || RANGES[range] ? range : DEFAULT_RANGE,
+      from: query.get('from'),
+      to: query.get('to'),
+      ids: query.getAll('id').filter(id => id.length > 0),
+    };
+  }
+
+  /** The address of a view: only what the view needs, in a fixed order. */
+  function addressOf(view) {
+    const query = new URLSearchParams();
+    query.set('ns', view.ns);
+    const namespace = namespaceNamed(view.ns);
+    if (namespace && namespace.window) {
+      query.set('range', view.range);
+      if (view.range === 'custom') {
+        query.set('from', view.from);
+        query.set('to', view.to);
+      }
+    }
+    view.ids.forEach(id => query.append('id', id));
+    return location.pathname + '?' + query.toString();
+  }
+
+  /** Shows {@code view}; {@code how}: 'push' a new address (a reader's step), 'replace' it, or leave it. */
+  function go(view, how) {
+    state.view = view;
+    state.generation++;
+    const address = addressOf(view);
+    if (how === 'push' && address !== location.pathname + location.search) {
+      history.pushState(null, '', address);
+    } else if (how === 'replace') {
+      history.replaceState(null, '', address);
+    }
+    showView();
+  }
+
+  /** A namespace named by the address if declared, else the first windowed one, else the first. */
+  function landingNamespace(name) {
+    if (name && namespaceNamed(name)) {
+      return name;
+    }
+    const windowed = state.namespaces.find(n => n.window);
+    return (windowed || state.namespaces[0] || {}).name || null;
+  }
+
   // ---- the gateway and its namespaces, refreshed every POLL_MS ----
 
   async function refresh() {
     try {
       const overview = await api('/v1/namespaces');
       showHealth(overview.gateway);
+      const first = state.namespaces.length === 0;
       showNamespaces(overview.namespaces, Date.now());
+      if (first) {
+        // the first answer tells which namespaces there are: open the one the address names, or the landing one
+        const view = viewOf(location.search);
+        const ns = landingNamespace(view.ns);
+        if (ns) {
+          go({ ...view, ns, ids: ns === view.ns ? view.ids : [] }, 'replace');
+        }
+      }
     } catch (e) {
       if (!(e instanceof NeedsToken)) {
         $('health').textContent = 'unreachable';
@@ -110,9 +196,18 @@
       const rate = before && before.taken[namespace.name] !== undefined
         ? Math.max(0, Math.round((namespace.increments - before.taken[namespace.name]) * 1000 / (now - before.at)))
         : null;
-      row.append(cell(namespace.name), cell(kind(namespace)), cell(count(rate), 'num rate'),
-        cell(count(namespace.increments), 'num'));
-      row.classList.toggle('selected', state.selected === namespace.name);
+      const link = document.createElement('a');
+      link.textContent = namespace.name;
+      link.href = addressOf({ ns: namespace.name, range: state.view.range, from: state.view.from, to: state.view.to,
+        ids: [] });
+      link.addEventListener('click', event => {
+        event.preventDefault();
+        select(namespace.name);
+      });
+      const name = cell('', 'name');
+      name.append(link);
+      row.append(name, cell(kind(namespace), 'kind'), cell(count(rate), 'num rate'), cell(count(namespace.values), 'num values'));
+      row.classList.toggle('selected', state.view.ns === namespace.name);
       row.addEventListener('click', () => select(namespace.name));
       return row;
     }));
@@ -121,34 +216,49 @@
   // ---- one namespace ----
 
   function select(name) {
-    state.selected = name;
-    state.chartId = null;
-    const namespace = state.namespaces.find(n => n.name === name);
+    if (name !== state.view.ns) {
+      go({ ...state.view, ns: name, ids: [] }, 'push');
+    }
+  }
+
+  /** Shows the view of the address: the namespace's heading, then its top list and chart, or its look-up. */
+  function showView() {
+    const namespace = namespaceNamed(state.view.ns);
+    if (!namespace) {
+      return;
+    }
     document.querySelectorAll('#namespaces tbody tr').forEach(row =>
-      row.classList.toggle('selected', row.dataset.namespace === name));
+      row.classList.toggle('selected', row.dataset.namespace === namespace.name));
     $('detail').hidden = false;
-    $('detail-title').textContent = name + ' (' + kind(namespace) + ')';
+    $('detail-title').textContent = namespace.name + ' (' + kind(namespace) + ')';
     $('detail-error').textContent = '';
     $('windowed').hidden = !namespace.window;
     $('plain').hidden = !!namespace.window;
     document.querySelectorAll('.unique-col').forEach(th => { th.hidden = !namespace.unique; });
     if (namespace.window) {
+      $('range').value = state.view.range;
+      $('custom').hidden = state.view.range !== 'custom';
+      if (state.view.range === 'custom') {
+        $('from').value = (state.view.from || '').replace(/:\d{2}Z$|Z$/, '').slice(0, 16);
+        $('to').value = (state.view.to || '').replace(/:\d{2}Z$|Z$/, '').slice(0, 16);
+      }
       showTop();
     } else {
-      $('values').tBodies[0].replaceChildren();
+      $('ids').value = state.view.ids.join(', ');
+      lookUp();
     }
   }
 
-  /** The chosen range as [from, to): the last hour, day or 30 days up to now, or the custom one (UTC); within the retention. */
+  /** The view's range as [from, to): a preset up to now, or the custom one (UTC); within the retention. */
   function range(namespace) {
     const now = new Date();
     let from;
     let to = now;
-    if ($('range').value === 'custom') {
-      from = new Date($('from').value + 'Z');
-      to = new Date($('to').value + 'Z');
+    if (state.view.range === 'custom' && state.view.from && state.view.to) {
+      from = new Date(state.view.from);
+      to = new Date(state.view.to);
     } else {
-      from = new Date(now.getTime() - Number($('range').value) * 1000);
+      from = new Date(now.getTime() - (RANGES[state.view.range] || RANGES[DEFAULT_RANGE]) * 1000);
     }
     const oldest = new Date(now.getTime() - namespace.window.retentionSeconds * 1000);
     if (from < oldest) {
@@ -158,50 +268,72 @@
   }
 
   async function showTop() {
-    const namespace = state.namespaces.find(n => n.name === state.selected);
+    const generation = state.generation;
+    const namespace = namespaceNamed(state.view.ns);
     const r = range(namespace);
-    state.range = r;
-    $('range-label').textContent = 'buckets starting from ' + r.from + ' to ' + r.to + ' (UTC)';
-    const table = $('top');
-    table.dataset.from = r.from;
-    table.dataset.to = r.to;
     const query = 'top=' + TOP + '&from=' + encodeURIComponent(r.from) + '&to=' + encodeURIComponent(r.to)
       + (namespace.unique ? '&unique=true' : '');
     try {
       const answer = await api('/v1/counters/' + encodeURIComponent(namespace.name) + '?' + query);
+      if (generation !== state.generation) {
+        return; // the reader moved on meanwhile
+      }
+      state.range = r;
+      $('range-label').textContent = 'buckets starting from ' + r.from + ' to ' + r.to + ' (UTC), refreshed every '
+        + VIEW_REFRESH_MS / 1000 + ' s';
       $('detail-error').textContent = '';
+      const table = $('top');
+      table.dataset.from = r.from;
+      table.dataset.to = r.to;
       table.tBodies[0].replaceChildren(...answer.top.map(entry => {
         const row = document.createElement('tr');
         row.dataset.id = entry.id;
-        row.append(cell(entry.id), cell(count(entry.total), 'num total'));
+        row.append(cell(entry.id, 'id'), cell(count(entry.total), 'num total'));
         if (namespace.unique) {
           row.append(cell(count(entry.unique), 'num unique'));
         }
-        row.addEventListener('click', () => showChart(namespace, entry.id));
+        row.addEventListener('click', () => go({ ...state.view, ids: [entry.id] }, 'push'));
         return row;
       }));
       table.dataset.loaded = 'true';
-      if (answer.top.length > 0) {
-        await showChart(namespace, state.chartId && answer.top.some(e => e.id === state.chartId)
-          ? state.chartId : answer.top[0].id);
+      table.dataset.refreshed = String(Date.now());
+      // the chart of the counter the address names, else of the first in the list
+      const id = state.view.ids[0] || (answer.top.length > 0 ? answer.top[0].id : null);
+      if (id !== null) {
+        await showChart(namespace, id, generation);
       }
     } catch (e) {
-      if (!(e instanceof NeedsToken)) {
+      if (!(e instanceof NeedsToken) && generation === state.generation) {
         $('detail-error').textContent = e.message;
       }
     }
   }
 
-  /** The counter's buckets over the range as a line (every bucket, empty ones at 0), unique visitors as a second. */
-  async function showChart(namespace, id) {
-    state.chartId = id;
+  /** Tick positions of the time axis: bucket starts, every {@code stride}-th one, so that labels never crowd. */
+  function bucketSplits(step, start, end, width) {
+    const buckets = Math.max(1, Math.round((end - start) / step));
+    const room = Math.max(1, Math.floor(width / LABEL_SPACE));
+    const stride = Math.ceil(buckets / room);
+    const splits = [];
+    for (let t = start; t < end; t += step * stride) {
+      splits.push(t);
+    }
+    return splits;
+  }
+
+  /** The counter's buckets over the range as bars (every bucket, empty ones at 0), unique visitors as a line. */
+  async function showChart(namespace, id, generation) {
     document.querySelectorAll('#top tbody tr').forEach(row => row.classList.toggle('selected', row.dataset.id === id));
     const r = state.range;
     const query = 'from=' + encodeURIComponent(r.from) + '&to=' + encodeURIComponent(r.to)
       + (namespace.unique ? '&unique=true' : '');
     const answer = await api('/v1/counters/' + encodeURIComponent(namespace.name) + '/' + encodeURIComponent(id)
       + '?' + query);
-    const step = BUCKET_SECONDS[namespace.window.bucket];
+    if (generation !== state.generation) {
+      return;
+    }
+    const bucket = namespace.window.bucket;
+    const step = BUCKET_SECONDS[bucket];
     const start = Date.parse(answer.from) / 1000;
     const end = Date.parse(answer.to) / 1000;
     const byStart = new Map(answer.buckets.map(b => [Date.parse(b.start) / 1000, b]));
@@ -209,21 +341,28 @@
     const values = [];
     const uniques = [];
     for (let t = start; t < end; t += step) {
-      const bucket = byStart.get(t);
+      const found = byStart.get(t);
       times.push(t);
-      values.push(bucket ? bucket.value : 0);
-      uniques.push(bucket && bucket.unique !== undefined ? bucket.unique : 0);
+      values.push(found ? found.value : 0);
+      uniques.push(found && found.unique !== undefined ? found.unique : 0);
     }
     $('chart-title').textContent = id + ': ' + count(answer.total) + ' over the range'
       + (namespace.unique ? ', ' + count(answer.unique) + ' unique visitors' : '');
-    // times as ISO-8601 in UTC (the date alone for day buckets), whatever the browser's language
+    const data = namespace.unique ? [times, values, uniques] : [times, values];
+    // the same chart again (a refresh): new data, the reader's cursor and size kept
+    const key = [namespace.name, id, r.from, bucket, namespace.unique].join('|');
+    if (state.chart && state.chartKey === key && state.chart.data[0].length === times.length) {
+      state.chart.setData(data);
+      return;
+    }
+    // times as ISO-8601 in UTC: the date alone for day buckets, whatever the browser's language
     const when = t => t === null || t === undefined ? '–'
-      : iso(new Date(t * 1000)).slice(0, namespace.window.bucket === 'day' ? 10 : 16).replace('T', ' ');
-    const series = [{ label: 'bucket (UTC)', value: (u, t) => when(t) }, { label: 'increments', stroke: '#2f6fde', width: 2, value: (u, v) => count(v) }];
-    const data = [times, values];
+      : iso(new Date(t * 1000)).slice(0, bucket === 'day' ? 10 : 16).replace('T', ' ');
+    const series = [{ label: 'bucket (UTC)', value: (u, t) => when(t) },
+      { label: 'increments', stroke: '#2f6fde', fill: '#2f6fde55', width: 1, paths: uPlot.paths.bars({ size: [0.7, 60] }),
+        points: { show: false }, value: (u, v) => count(v) }];
     if (namespace.unique) {
       series.push({ label: 'unique visitors', stroke: '#d9822b', width: 2, value: (u, v) => count(v) });
-      data.push(uniques);
     }
     if (state.chart) {
       state.chart.destroy();
@@ -232,36 +371,64 @@
       width: $('chart').clientWidth || 320,
       height: 260,
       series,
-      // the date over the time, ticks far enough apart for both
-      axes: [{ space: 90, size: 60, values: (u, ticks) => ticks.map(t => when(t).replace(' ', '\n')) },
-        { size: 70, values: (u, ticks) => ticks.map(count) }],
-      scales: { x: { time: true } },
+      axes: [{
+        space: LABEL_SPACE, size: 60,
+        // one label per bucket start (every few when they are many): a day bucket is one date, never repeated
+        splits: u => bucketSplits(step, start, end, u.width),
+        values: (u, ticks) => {
+          state.xLabels = ticks.map(t => when(t));
+          return state.xLabels.map(label => label.replace(' ', '\n'));
+        },
+      }, { size: 70, values: (u, ticks) => ticks.map(count) }],
+      // a bar per bucket: the scale reaches half a bucket beyond the first and the last, and never below zero
+      scales: {
+        x: { time: true, range: () => [times[0] - step / 2, times[times.length - 1] + step / 2] },
+        y: { range: (u, min, max) => [0, Math.max(1, max) * 1.1] },
+      },
       tzDate: ts => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
     };
     state.chart = new uPlot(options, data, $('chart'));
+    state.chartKey = key;
     window.dashboard.chart = state.chart;
   }
 
-  async function lookUp(event) {
-    event.preventDefault();
-    const ids = $('ids').value.split(',').map(id => id.trim()).filter(id => id.length > 0);
+  async function lookUp() {
+    const generation = state.generation;
+    const ids = state.view.ids;
+    $('values').tBodies[0].replaceChildren();
     if (ids.length === 0) {
       return;
     }
     const query = ids.map(id => 'id=' + encodeURIComponent(id)).join('&');
     try {
-      const answer = await api('/v1/counters/' + encodeURIComponent(state.selected) + '?' + query);
+      const answer = await api('/v1/counters/' + encodeURIComponent(state.view.ns) + '?' + query);
+      if (generation !== state.generation) {
+        return;
+      }
       $('detail-error').textContent = '';
       $('values').tBodies[0].replaceChildren(...answer.counters.map(counter => {
         const row = document.createElement('tr');
         row.dataset.id = counter.id;
-        row.append(cell(counter.id), cell(count(counter.value), 'num value'));
+        row.append(cell(counter.id, 'id'), cell(count(counter.value), 'num value'));
         return row;
       }));
     } catch (e) {
-      if (!(e instanceof NeedsToken)) {
+      if (!(e instanceof NeedsToken) && generation === state.generation) {
         $('detail-error').textContent = e.message;
       }
+    }
+  }
+
+  /** The shown view read again, the top list and chart of a preset range sliding with the clock. */
+  function refreshView() {
+    const namespace = namespaceNamed(state.view.ns);
+    if (!namespace || document.hidden) {
+      return;
+    }
+    if (namespace.window) {
+      showTop();
+    } else if (state.view.ids.length > 0) {
+      lookUp();
     }
   }
 
@@ -277,21 +444,36 @@
   $('range').addEventListener('change', () => {
     $('custom').hidden = $('range').value !== 'custom';
     if ($('range').value !== 'custom') {
-      showTop();
+      go({ ...state.view, range: $('range').value, from: null, to: null }, 'push');
     }
   });
   $('range-form').addEventListener('submit', event => {
     event.preventDefault();
-    showTop();
+    const from = new Date($('from').value + 'Z');
+    const to = new Date($('to').value + 'Z');
+    if (isNaN(from) || isNaN(to)) {
+      $('detail-error').textContent = 'give both ends of the range';
+      return;
+    }
+    go({ ...state.view, range: 'custom', from: iso(from), to: iso(to) }, 'push');
   });
-  $('lookup').addEventListener('submit', lookUp);
+  $('lookup').addEventListener('submit', event => {
+    event.preventDefault();
+    const ids = $('ids').value.split(',').map(id => id.trim()).filter(id => id.length > 0);
+    go({ ...state.view, ids }, 'push');
+  });
+  window.addEventListener('popstate', () => {
+    const view = viewOf(location.search);
+    go({ ...view, ns: landingNamespace(view.ns) }, 'none');
+  });
   window.addEventListener('resize', () => {
     if (state.chart) {
       state.chart.setSize({ width: $('chart').clientWidth || 320, height: 260 });
     }
   });
 
-  window.dashboard = { state, select, refresh };
+  window.dashboard = { state, select, refresh, go };
   refresh();
   setInterval(refresh, POLL_MS);
+  setInterval(refreshView, VIEW_REFRESH_MS);
 })();

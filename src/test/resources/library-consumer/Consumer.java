@@ -1,5 +1,5 @@
+import io.countergateway.CounterClient;
 import io.countergateway.Gateway;
-import io.countergateway.bus.CounterClient;
 import io.countergateway.config.GatewayConfig;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -47,7 +47,7 @@ public class Consumer {
 
     Pool table = PgBuilder.pool().connectingTo(new PgConnectOptions().setHost("127.0.0.1")
       .setPort(Integer.parseInt(args[2])).setDatabase("counters").setUser("postgres")
-      // the password the embedded database was given at its first start (README Security)
+      // the password the embedded database was given at its first start (docs/security.md)
       .setPassword(Files.readString(Path.of(args[0], "gateway-password")).strip())).using(vertx).build();
     long sum = await(table.preparedQuery("SELECT SUM(count) FROM slotted_counters WHERE record_type = $1 AND record_id = $2")
       .execute(Tuple.of("downloads", "repo:42")).map(rows -> rows.iterator().next().getLong(0)));

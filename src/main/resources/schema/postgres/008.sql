@@ -1,4 +1,4 @@
--- Flush sources that recover, and voided flush ids (src/DESIGN.md §4, FlushFence).
+-- Flush sources that recover, and voided flush ids (src/DESIGN.md §4, write/FlushSources).
 -- closed_at: when the prune closed a silent source. A closed source keeps its flush ids, so the gateway it belonged
 -- to (cut off, paused, not dead) can resolve its unsettled flushes by them, and goes with them a further retention
 -- after closed_at. voided: the id of a flush the database refused a value of, inserted before the flush is split or

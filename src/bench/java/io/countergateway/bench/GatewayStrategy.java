@@ -2,7 +2,7 @@ package io.countergateway.bench;
 
 import io.countergateway.Gateway;
 import io.countergateway.config.GatewayConfig;
-import io.countergateway.store.SchemaUpgrade;
+import io.countergateway.internal.store.SchemaUpgrade;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;

@@ -1,7 +1,6 @@
 package io.countergateway.bench;
 
 import io.vertx.core.Future;
-import io.vertx.core.VertxOptions;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -42,7 +41,7 @@ final class Plain204 implements Strategy {
   @Override
   public Future<Void> setup() {
     int port = freePort();
-    return PlainHttpServer.deploy(ctx.vertx(), "127.0.0.1", port, VertxOptions.DEFAULT_EVENT_LOOP_POOL_SIZE)
+    return PlainHttpServer.deploy(ctx.vertx(), "127.0.0.1", port, PlainHttpServer.gatewayShares())
       .onSuccess(id -> {
         deployment = id;
         http = new HttpLoad(ctx.vertx(), port, ctx.options().concurrency() + ctx.options().readers());

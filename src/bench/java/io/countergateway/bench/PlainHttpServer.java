@@ -9,7 +9,7 @@ import io.vertx.core.http.HttpServerOptions;
 
 /**
  * The baseline of src/DESIGN.md §7: a plain Vert.x HTTP server that answers every request with 204 once its body has
- * arrived, one server share per event loop (as the gateway's ingest verticles), no routing, no database.
+ * arrived, on as many server shares as the gateway has ingest verticles, no routing, no database.
  */
 public final class PlainHttpServer extends VerticleBase {
   private final String host;
@@ -18,6 +18,11 @@ public final class PlainHttpServer extends VerticleBase {
   private PlainHttpServer(String host, int port) {
     this.host = host;
     this.port = port;
+  }
+
+  /** The gateway's ingest verticles by default (http.instances: 0): one per core. */
+  public static int gatewayShares() {
+    return Math.max(1, Runtime.getRuntime().availableProcessors());
   }
 
   /** Deploys {@code instances} shares of the server on {@code host:port}; completes with the deployment id. */

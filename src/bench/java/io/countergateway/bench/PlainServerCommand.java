@@ -18,15 +18,18 @@ public final class PlainServerCommand implements Callable<Integer> {
   @Option(names = "--port", defaultValue = "8081", description = "port (default: ${DEFAULT-VALUE})")
   private int port;
 
-  @Option(names = "--instances", defaultValue = "0", description = "server shares; 0 = one per event loop, as the gateway")
+  @Option(names = "--instances", defaultValue = "0",
+    description = "server shares; 0 = one per core, as the gateway's ingest verticles (http.instances: 0)")
   private int instances;
 
   @Override
   public Integer call() throws Exception {
-    Vertx vertx = Vertx.vertx();
-    int shares = instances > 0 ? instances : VertxOptions.DEFAULT_EVENT_LOOP_POOL_SIZE;
+    // the transport the gateway runs on (epoll where Netty's native library loads): Vert.x's default is NIO
+    Vertx vertx = Vertx.builder().with(new VertxOptions().setPreferNativeTransport(true)).build();
+    int shares = instances > 0 ? instances : PlainHttpServer.gatewayShares();
     PlainHttpServer.deploy(vertx, host, port, shares).await();
-    System.err.println("plain 204 server listening on http://" + host + ":" + port + " (" + shares + " shares)");
+    System.err.println("plain 204 server listening on http://" + host + ":" + port + " (" + shares + " shares, "
+      + (vertx.isNativeTransportEnabled() ? "native transport" : "NIO: " + vertx.unavailableNativeTransportCause()) + ")");
     CountDownLatch forever = new CountDownLatch(1);
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
       vertx.close();

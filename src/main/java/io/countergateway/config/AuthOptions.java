@@ -1,5 +1,8 @@
 package io.countergateway.config;
 
+import java.time.Duration;
+import java.time.temporal.ChronoUnit;
+
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -15,7 +18,11 @@ import java.util.Map;
 import java.util.Set;
 
 import static io.countergateway.config.ConfigKey.BOOLEAN;
+import static io.countergateway.config.ConfigKey.DURATION;
 import static io.countergateway.config.ConfigKey.INT;
+import static io.countergateway.config.ConfigKey.Importance.HIGH;
+import static io.countergateway.config.ConfigKey.Importance.LOW;
+import static io.countergateway.config.ConfigKey.Importance.MEDIUM;
 import static io.countergateway.config.ConfigKey.LIST;
 import static io.countergateway.config.ConfigKey.STRING;
 import static io.countergateway.config.ConfigKey.any;
@@ -35,18 +42,20 @@ public final class AuthOptions {
   public enum Right { READ, WRITE, ADMIN, BEACON }
 
   static final ConfigDef KEYS = ConfigDef.section("auth");
-  public static final ConfigKey<List<String>> TOKENS = KEYS.define("tokens", LIST, List.of(), any(),
+  public static final ConfigKey<List<String>> TOKENS = KEYS.define("tokens", HIGH, LIST, List.of(), any(),
     "`<token>:<right>+<right>` entries (rights `read`, `write`, `admin`, `beacon`; tokens of 16+ characters); none = no auth");
-  public static final ConfigKey<String> TOKENS_FILE = KEYS.defineOptional("tokensFile", STRING, any(),
+  public static final ConfigKey<String> TOKENS_FILE = KEYS.defineOptional("tokensFile", HIGH, STRING, any(),
     "a file of more such entries, one per line (a mounted secret); must yield a token; read again when it changes");
-  public static final ConfigKey<Integer> TOKENS_FILE_CHECK_MS = KEYS.define("tokensFileCheckMs", INT, 5_000,
-    between(100, 3_600_000), "how often the tokens file's modification time is checked; a changed file that yields no "
-      + "valid token is refused (the old tokens stay, an error is logged)");
-  public static final ConfigKey<Boolean> ANONYMOUS = KEYS.define("anonymous", BOOLEAN, false, any(),
+  public static final ConfigKey<Duration> TOKENS_FILE_CHECK_INTERVAL = KEYS.define("tokensFileCheckInterval", LOW, DURATION,
+    Duration.ofSeconds(5), between(Duration.ofMillis(100), Duration.ofHours(1)), "how often the tokens file is read and "
+      + "its content compared with the last read; a changed file that yields no valid token is refused (the old tokens "
+      + "stay, an error is logged)")
+    .formerly("tokensFileCheckMs", ChronoUnit.MILLIS);
+  public static final ConfigKey<Boolean> ANONYMOUS = KEYS.define("anonymous", MEDIUM, BOOLEAN, false, any(),
     "serve a non-loopback `http.host` without tokens (every route open to whoever reaches the port; a warning is logged at start)");
-  public static final ConfigKey<Integer> PER_TOKEN_PER_SECOND = KEYS.define("perTokenPerSecond", INT, 0,
+  public static final ConfigKey<Integer> PER_TOKEN_PER_SECOND = KEYS.define("perTokenPerSecond", MEDIUM, INT, 0,
     between(0, 100_000_000), "requests one token may make to the JSON write routes per second (429 + Retry-After above; 0 = no limit)");
-  public static final ConfigKey<Integer> PER_TOKEN_BURST = KEYS.define("perTokenBurst", INT, 1_000,
+  public static final ConfigKey<Integer> PER_TOKEN_BURST = KEYS.define("perTokenBurst", LOW, INT, 1_000,
     between(1, 100_000_000), "requests one token may make at once before `perTokenPerSecond` applies");
 
   private final Map<String, Set<Right>> rightsByDigest;
@@ -64,7 +73,7 @@ public final class AuthOptions {
     this.rightsByDigest = Map.copyOf(rightsByDigest);
     this.configuredEntries = List.copyOf(configuredEntries);
     this.tokensFile = tokensFile;
-    this.tokensFileCheckMs = section.get(TOKENS_FILE_CHECK_MS);
+    this.tokensFileCheckMs = (int) section.get(TOKENS_FILE_CHECK_INTERVAL).toMillis();
     this.anonymous = section.get(ANONYMOUS);
     this.perTokenPerSecond = section.get(PER_TOKEN_PER_SECOND);
     this.perTokenBurst = section.get(PER_TOKEN_BURST);

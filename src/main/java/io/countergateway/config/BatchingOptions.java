@@ -1,51 +1,61 @@
 package io.countergateway.config;
 
+import java.time.Duration;
+import java.time.temporal.ChronoUnit;
+
 import java.util.concurrent.ThreadLocalRandom;
 
-import static io.countergateway.config.ConfigKey.BOOLEAN;
+import static io.countergateway.config.ConfigKey.DURATION;
 import static io.countergateway.config.ConfigKey.INT;
+import static io.countergateway.config.ConfigKey.Importance.LOW;
+import static io.countergateway.config.ConfigKey.Importance.MEDIUM;
 import static io.countergateway.config.ConfigKey.any;
 import static io.countergateway.config.ConfigKey.between;
 
 /** How each coalescer groups increments into flushes, and how much it may hold while the database is slow. */
 public final class BatchingOptions {
   static final ConfigDef KEYS = ConfigDef.section("batching");
-  public static final ConfigKey<Integer> MAX_DELAY_MS = KEYS.define("maxDelayMs", INT, 2, between(0, 60_000),
-    "longest a pending increment waits for company before its flush starts");
-  public static final ConfigKey<Integer> MAX_KEYS = KEYS.define("maxKeys", INT, 1000, between(1, 10_000),
+
+  static {
+    KEYS.retired("exactlyOnce", "every flush is written exactly once (docs/guarantees.md)");
+    KEYS.retired("maxPendingKeys", "derived from the heap (docs/operations.md \"Sizing\")");
+    KEYS.retired("maxWaitingRequests", "derived from the heap (docs/operations.md \"Sizing\")");
+  }
+
+  public static final ConfigKey<Duration> MAX_DELAY = KEYS.define("maxDelay", MEDIUM, DURATION, Duration.ofMillis(2),
+    between(Duration.ZERO, Duration.ofMinutes(1)), "longest a pending increment waits for company before its flush starts")
+    .formerly("maxDelayMs", ChronoUnit.MILLIS);
+  public static final ConfigKey<Integer> MAX_KEYS = KEYS.define("maxKeys", LOW, INT, 1000, between(1, 10_000),
     "counters per flush: a coalescer holding this many flushes at once");
   /** While the flushes in flight run, the next batch grows (group commit). */
-  public static final ConfigKey<Integer> MAX_IN_FLIGHT = KEYS.define("maxInFlight", INT, 1, between(1, 64),
+  public static final ConfigKey<Integer> MAX_IN_FLIGHT = KEYS.define("maxInFlight", LOW, INT, 1, between(1, 64),
     "flushes in flight per coalescer (group commit)");
-  /**
-   * ~140 bytes + the id each (~400 bytes at 255-character ids: 16 MB per verticle when full): sized with the other
-   * bounds so that all of them full at once fit the heap of conf/jvm.options (config.MemoryBudget, README "Sizing").
-   */
-  public static final ConfigKey<Integer> MAX_PENDING_KEYS = KEYS.define("maxPendingKeys", INT, 40_000,
-    between(1, 10_000_000), "counters a coalescer may hold before refusing new ones (503); at least `maxKeys`");
-  /** ~200 bytes each: 4 MB per verticle when full; twice the default batch (maxBatchIncrements) at once. */
-  public static final ConfigKey<Integer> MAX_WAITING_REQUESTS = KEYS.define("maxWaitingRequests", INT, 20_000,
-    between(1, 10_000_000), "committing requests a coalescer may hold before refusing new ones (503)");
-  /** Off only to measure what the flush-id bookkeeping costs: a retried ambiguous flush may then count twice. */
-  public static final ConfigKey<Boolean> EXACTLY_ONCE = KEYS.define("exactlyOnce", BOOLEAN, true, any(),
-    "commit each flush with its flush id, so a retried flush never counts twice");
   /** Far longer than any retry of an ambiguous flush can take, and ten heartbeats of an idle source at least. */
-  public static final ConfigKey<Integer> FLUSH_ID_RETENTION_SECONDS = KEYS.define("flushIdRetentionSeconds", INT, 86_400,
-    between(60, 365 * 86_400), "a flush source silent this long is closed (an idle one beats every tenth of it, at "
+  public static final ConfigKey<Duration> FLUSH_ID_RETENTION = KEYS.define("flushIdRetention", LOW, DURATION,
+    Duration.ofDays(1), between(Duration.ofMinutes(1), Duration.ofDays(365)), "a flush source silent this long is closed (an idle one beats every tenth of it, at "
       + "most every minute); its gateway, if alive, resolves its flushes by id and goes on under a new source; closed "
-      + "this long again, it is deleted");
-  public static final ConfigKey<Integer> PRUNE_INTERVAL_SECONDS = KEYS.define("pruneIntervalSeconds", INT, 600,
-    between(1, 86_400), "how often each gateway looks for dead flush sources");
+      + "this long again, it is deleted")
+    .formerly("flushIdRetentionSeconds", ChronoUnit.SECONDS);
+  public static final ConfigKey<Duration> PRUNE_INTERVAL = KEYS.define("pruneInterval", LOW, DURATION, Duration.ofMinutes(10),
+    between(Duration.ofSeconds(1), Duration.ofDays(1)), "how often each gateway looks for dead flush sources")
+    .formerly("pruneIntervalSeconds", ChronoUnit.SECONDS);
   /** Guards against a connection that silently stops answering; safe because a flush id makes the retry idempotent. */
-  public static final ConfigKey<Integer> WRITE_TIMEOUT_MS = KEYS.define("writeTimeoutMs", INT, 15_000,
-    between(100, 600_000), "a write attempt unanswered by then is retried like a lost connection");
-  public static final ConfigKey<Integer> RETRY_INITIAL_MS = KEYS.define("retryInitialMs", INT, 50, between(1, 60_000),
-    "first pause before retrying a failed write (lost connection, deadlock, lock timeout)");
-  public static final ConfigKey<Integer> RETRY_MAX_MS = KEYS.define("retryMaxMs", INT, 2_000, between(1, 600_000),
-    "longest pause between write retries; at least `retryInitialMs`");
+  public static final ConfigKey<Duration> WRITE_TIMEOUT = KEYS.define("writeTimeout", LOW, DURATION, Duration.ofSeconds(15),
+    between(Duration.ofMillis(100), Duration.ofMinutes(10)), "a write attempt unanswered by then is retried like a lost "
+      + "connection")
+    .formerly("writeTimeoutMs", ChronoUnit.MILLIS);
+  /** Kafka's names: {@code retry.backoff.ms}, {@code retry.backoff.max.ms}. */
+  public static final ConfigKey<Duration> RETRY_BACKOFF = KEYS.define("retryBackoff", LOW, DURATION, Duration.ofMillis(50),
+    between(Duration.ofMillis(1), Duration.ofMinutes(1)), "first pause before retrying a failed write (lost connection, "
+      + "deadlock, lock timeout); each next one doubles, up to `retryBackoffMax`")
+    .formerly("retryInitialMs", ChronoUnit.MILLIS);
+  public static final ConfigKey<Duration> RETRY_BACKOFF_MAX = KEYS.define("retryBackoffMax", LOW, DURATION,
+    Duration.ofSeconds(2), between(Duration.ofMillis(1), Duration.ofMinutes(10)), "longest pause between write "
+      + "retries; at least `retryBackoff`")
+    .formerly("retryMaxMs", ChronoUnit.MILLIS);
   /**
-   * A flush id must outlive every retry of its flush: an attempt lasts at most writeTimeoutMs, the pause between two at
-   * most retryMaxMs. The retention must cover at least this many such retries; an outage longer than that is logged.
+   * A flush id must outlive every retry of its flush: an attempt lasts at most writeTimeout, the pause between two at
+   * most retryBackoffMax. The retention must cover at least this many such retries; an outage longer than that is logged.
    */
   public static final int RETRIES_WITHIN_RETENTION = 100;
   /**
@@ -59,9 +69,6 @@ public final class BatchingOptions {
   private final int maxDelayMs;
   private final int maxKeys;
   private final int maxInFlight;
-  private final int maxPendingKeys;
-  private final int maxWaitingRequests;
-  private final boolean exactlyOnce;
   private final int flushIdRetentionSeconds;
   private final int pruneIntervalSeconds;
   private final int writeTimeoutMs;
@@ -69,34 +76,28 @@ public final class BatchingOptions {
   private final int retryMaxMs;
 
   private BatchingOptions(ConfigSection section) {
-    maxDelayMs = section.get(MAX_DELAY_MS);
+    maxDelayMs = (int) section.get(MAX_DELAY).toMillis();
     maxKeys = section.get(MAX_KEYS);
     maxInFlight = section.get(MAX_IN_FLIGHT);
-    maxPendingKeys = section.get(MAX_PENDING_KEYS);
-    maxWaitingRequests = section.get(MAX_WAITING_REQUESTS);
-    exactlyOnce = section.get(EXACTLY_ONCE);
-    flushIdRetentionSeconds = section.get(FLUSH_ID_RETENTION_SECONDS);
-    pruneIntervalSeconds = section.get(PRUNE_INTERVAL_SECONDS);
-    writeTimeoutMs = section.get(WRITE_TIMEOUT_MS);
-    retryInitialMs = section.get(RETRY_INITIAL_MS);
-    retryMaxMs = section.get(RETRY_MAX_MS);
+    flushIdRetentionSeconds = (int) section.get(FLUSH_ID_RETENTION).toSeconds();
+    pruneIntervalSeconds = (int) section.get(PRUNE_INTERVAL).toSeconds();
+    writeTimeoutMs = (int) section.get(WRITE_TIMEOUT).toMillis();
+    retryInitialMs = (int) section.get(RETRY_BACKOFF).toMillis();
+    retryMaxMs = (int) section.get(RETRY_BACKOFF_MAX).toMillis();
   }
 
   static BatchingOptions from(ConfigSection section) {
     BatchingOptions options = new BatchingOptions(section);
-    if (options.maxPendingKeys < options.maxKeys) {
-      throw new ConfigException(section.key(MAX_PENDING_KEYS), "must be at least " + section.key(MAX_KEYS)
-        + " (" + options.maxKeys + ")");
-    }
     if (options.retryMaxMs < options.retryInitialMs) {
-      throw new ConfigException(section.key(RETRY_MAX_MS), "must be at least " + section.key(RETRY_INITIAL_MS)
-        + " (" + options.retryInitialMs + ")");
+      throw new ConfigException(section.key(RETRY_BACKOFF_MAX), "must be at least " + section.key(RETRY_BACKOFF)
+        + " (" + ConfigKey.durationText(Duration.ofMillis(options.retryInitialMs)) + ")");
     }
     long minRetentionSeconds = options.minFlushIdRetentionSeconds();
     if (options.flushIdRetentionSeconds < minRetentionSeconds) {
-      throw new ConfigException(section.key(FLUSH_ID_RETENTION_SECONDS), "must be at least " + minRetentionSeconds
-        + " (" + RETRIES_WITHIN_RETENTION + " retries of " + section.key(WRITE_TIMEOUT_MS) + " + "
-        + section.key(RETRY_MAX_MS) + "), got " + options.flushIdRetentionSeconds);
+      throw new ConfigException(section.key(FLUSH_ID_RETENTION), "must be at least "
+        + ConfigKey.durationText(Duration.ofSeconds(minRetentionSeconds)) + " (" + RETRIES_WITHIN_RETENTION
+        + " retries of " + section.key(WRITE_TIMEOUT) + " + " + section.key(RETRY_BACKOFF_MAX) + "), got "
+        + ConfigKey.durationText(Duration.ofSeconds(options.flushIdRetentionSeconds)));
     }
     return options;
   }
@@ -111,18 +112,6 @@ public final class BatchingOptions {
 
   public int getMaxInFlight() {
     return maxInFlight;
-  }
-
-  public int getMaxPendingKeys() {
-    return maxPendingKeys;
-  }
-
-  public int getMaxWaitingRequests() {
-    return maxWaitingRequests;
-  }
-
-  public boolean isExactlyOnce() {
-    return exactlyOnce;
   }
 
   /** The shortest flush-id retention that covers {@link #RETRIES_WITHIN_RETENTION} retries. */
@@ -151,7 +140,7 @@ public final class BatchingOptions {
   }
 
   /**
-   * The pause before retry {@code attemptNo + 1} of a write: exponential from retryInitialMs, capped at retryMaxMs, with
+   * The pause before retry {@code attemptNo + 1} of a write: exponential from retryBackoff, capped at retryBackoffMax, with
    * jitter so that writers do not retry in step; at least 1 ms, since Vert.x refuses a shorter timer (and a refused
    * timer would leave the write unretried for good).
    */

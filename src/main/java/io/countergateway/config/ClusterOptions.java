@@ -1,11 +1,17 @@
 package io.countergateway.config;
 
+import java.time.Duration;
+import java.time.temporal.ChronoUnit;
+
 import io.vertx.core.json.JsonObject;
 
 import java.util.List;
 
 import static io.countergateway.config.ConfigKey.BOOLEAN;
+import static io.countergateway.config.ConfigKey.DURATION;
 import static io.countergateway.config.ConfigKey.INT;
+import static io.countergateway.config.ConfigKey.Importance.LOW;
+import static io.countergateway.config.ConfigKey.Importance.MEDIUM;
 import static io.countergateway.config.ConfigKey.LIST;
 import static io.countergateway.config.ConfigKey.STRING;
 import static io.countergateway.config.ConfigKey.any;
@@ -22,46 +28,51 @@ public final class ClusterOptions {
   public enum Join { TCP, KUBERNETES }
 
   static final ConfigDef KEYS = ConfigDef.section("cluster");
-  public static final ConfigKey<Boolean> ENABLED = KEYS.define("enabled", BOOLEAN, false, any(),
+  public static final ConfigKey<Boolean> ENABLED = KEYS.define("enabled", MEDIUM, BOOLEAN, false, any(),
     "join the clustered event bus, so senders in other JVMs reach `counters.*` (see *Clustered event bus*)");
   /** So that two deployments on one network stay apart. */
-  public static final ConfigKey<String> NAME = KEYS.define("name", STRING, "counter-gateway", notBlank(),
+  public static final ConfigKey<String> NAME = KEYS.define("name", MEDIUM, STRING, "counter-gateway", notBlank(),
     "only members of the same cluster name join each other");
   /** For membership and event-bus traffic alike. */
-  public static final ConfigKey<String> HOST = KEYS.define("host", STRING, "127.0.0.1", notBlank(),
+  public static final ConfigKey<String> HOST = KEYS.define("host", MEDIUM, STRING, "127.0.0.1", notBlank(),
     "the address this member binds and announces (the pod IP in Kubernetes)");
-  public static final ConfigKey<Integer> PORT = KEYS.define("port", INT, 5701, between(1, 65_535),
+  public static final ConfigKey<Integer> PORT = KEYS.define("port", LOW, INT, 5701, between(1, 65_535),
     "the membership (Hazelcast) port");
   /** Members learn it through the cluster. */
-  public static final ConfigKey<Integer> BUS_PORT = KEYS.define("busPort", INT, 0, between(0, 65_535),
+  public static final ConfigKey<Integer> BUS_PORT = KEYS.define("busPort", LOW, INT, 0, between(0, 65_535),
     "the event-bus TCP port; 0 = a free one");
-  public static final ConfigKey<List<String>> MEMBERS = KEYS.define("members", LIST, List.of(),
+  public static final ConfigKey<List<String>> MEMBERS = KEYS.define("members", MEDIUM, LIST, List.of(),
     items("[A-Za-z0-9._\\-\\[\\]:]+", "host or host:port"),
     "with `join: tcp`: `host:port` (or `host`, port 5701) of other members; multicast is never used");
-  public static final ConfigKey<String> JOIN = KEYS.define("join", choice("tcp", "kubernetes"), "tcp", any(),
+  public static final ConfigKey<String> JOIN = KEYS.define("join", MEDIUM, choice("tcp", "kubernetes"), "tcp", any(),
     "how members find each other: the listed `members`, or a Kubernetes service");
   /** Found by DNS lookup: no API permissions needed. */
-  public static final ConfigKey<String> KUBERNETES_SERVICE_DNS = KEYS.define("kubernetesServiceDns", STRING, "", any(),
+  public static final ConfigKey<String> KUBERNETES_SERVICE_DNS = KEYS.define("kubernetesServiceDns", MEDIUM, STRING, "", any(),
     "with `join: kubernetes`: a headless service's DNS name (no API permissions needed)");
-  public static final ConfigKey<String> KUBERNETES_SERVICE_NAME = KEYS.define("kubernetesServiceName", STRING, "", any(),
+  public static final ConfigKey<String> KUBERNETES_SERVICE_NAME = KEYS.define("kubernetesServiceName", MEDIUM, STRING, "", any(),
     "with `join: kubernetes` and no DNS name: the service whose endpoints the Kubernetes API lists");
-  public static final ConfigKey<String> KUBERNETES_NAMESPACE = KEYS.define("kubernetesNamespace", STRING, "", any(),
+  public static final ConfigKey<String> KUBERNETES_NAMESPACE = KEYS.define("kubernetesNamespace", MEDIUM, STRING, "", any(),
     "the Kubernetes namespace of `kubernetesServiceName`");
   /**
    * Until then messages routed to a silent member fail by their own timeout. Also the period of the checks that heal
    * a split (EventBusCluster, RepublishingClusterManager).
    */
-  public static final ConfigKey<Integer> MEMBER_TIMEOUT_SECONDS = KEYS.define("memberTimeoutSeconds", INT, 10,
-    between(2, 300), "a member silent this long is dropped, and its event-bus consumers with it; also how often the "
-      + "sides of a healed network split look for each other, and each member puts its consumers back into the routing");
+  public static final ConfigKey<Duration> MEMBER_TIMEOUT = KEYS.define("memberTimeout", LOW, DURATION, Duration.ofSeconds(10),
+    between(Duration.ofSeconds(2), Duration.ofMinutes(5)), "a member silent this long is dropped, and its event-bus consumers with it; also how often the "
+      + "sides of a healed network split look for each other, and each member puts its consumers back into the routing")
+    .formerly("memberTimeoutSeconds", ChronoUnit.SECONDS);
   /** Every member presents one and checks the other's: only holders of the cluster's certificate exchange messages. */
-  public static final ConfigKey<String> TLS_CERT_FILE = KEYS.defineOptional("tls.certFile", STRING, any(),
+  public static final ConfigKey<String> TLS_CERT_FILE = KEYS.defineOptional("tls.certFile", MEDIUM, STRING, any(),
     "PEM certificate of this member for the event bus's TLS, both as server and as client (with `tls.keyFile` and "
       + "`tls.caFile`); none = the bus in plain TCP");
-  public static final ConfigKey<String> TLS_KEY_FILE = KEYS.defineOptional("tls.keyFile", STRING, any(),
+  public static final ConfigKey<String> TLS_KEY_FILE = KEYS.defineOptional("tls.keyFile", MEDIUM, STRING, any(),
     "the PEM private key of `tls.certFile`");
-  public static final ConfigKey<String> TLS_CA_FILE = KEYS.defineOptional("tls.caFile", STRING, any(),
+  public static final ConfigKey<String> TLS_CA_FILE = KEYS.defineOptional("tls.caFile", MEDIUM, STRING, any(),
     "PEM CA that every member's certificate must chain to; a peer without such a certificate is refused both ways");
+  /** As auth.anonymous for HTTP: an open bus on the network is only what an operator asked for by name. */
+  public static final ConfigKey<Boolean> INSECURE = KEYS.define("insecure", MEDIUM, BOOLEAN, false, any(),
+    "allow a `host` other than loopback without `tls.*`: any process that reaches the ports and knows the cluster's "
+      + "name may then increment, read and reset (off: such a start is refused)");
 
   private final boolean enabled;
   private final String name;
@@ -75,6 +86,7 @@ public final class ClusterOptions {
   private final String kubernetesNamespace;
   private final int memberTimeoutSeconds;
   private final TlsFiles tls;
+  private final boolean insecure;
 
   private ClusterOptions(ConfigSection section) {
     enabled = section.get(ENABLED);
@@ -87,12 +99,29 @@ public final class ClusterOptions {
     kubernetesServiceDns = section.get(KUBERNETES_SERVICE_DNS).trim();
     kubernetesServiceName = section.get(KUBERNETES_SERVICE_NAME).trim();
     kubernetesNamespace = section.get(KUBERNETES_NAMESPACE).trim();
-    memberTimeoutSeconds = section.get(MEMBER_TIMEOUT_SECONDS);
+    memberTimeoutSeconds = (int) section.get(MEMBER_TIMEOUT).toSeconds();
     tls = TlsFiles.mutual(section, TLS_CERT_FILE, TLS_KEY_FILE, TLS_CA_FILE);
+    insecure = section.get(INSECURE);
   }
 
   static ClusterOptions from(ConfigSection section) {
-    return new ClusterOptions(section);
+    ClusterOptions options = new ClusterOptions(section);
+    options.checkFailsClosed(section);
+    return options;
+  }
+
+  /**
+   * A member on the network without TLS lets anyone who reaches its ports join by the cluster's name and send
+   * increments and resets (Hazelcast's open-source edition has no membership authentication): refused, as an open HTTP
+   * bind without tokens is, unless {@code cluster.insecure} says so.
+   */
+  private void checkFailsClosed(ConfigSection section) {
+    if (enabled && !tls.isEnabled() && !insecure && !HttpOptions.isLoopback(host)) {
+      throw new ConfigException(section.key(HOST), "'" + host + "' is not a loopback address and the event bus has no "
+        + "TLS: set " + TLS_CERT_FILE.name() + ", " + TLS_KEY_FILE.name() + " and " + TLS_CA_FILE.name()
+        + " (only holders of the cluster's certificate then exchange messages), or " + INSECURE.name()
+        + ": true to let any process that reaches the ports join");
+    }
   }
 
   /** Options from a mapping as the file's {@code cluster} section would hold it (tests, tools). */
@@ -154,6 +183,11 @@ public final class ClusterOptions {
    */
   public int getMemberTimeoutSeconds() {
     return memberTimeoutSeconds;
+  }
+
+  /** Whether a member on the network may run the bus without TLS ({@code cluster.insecure}). */
+  public boolean isInsecure() {
+    return insecure;
   }
 
   /** The event bus's TLS files; {@link TlsFiles#isEnabled()} false: the bus runs in plain TCP. */

@@ -1,23 +1,31 @@
 package io.countergateway.config;
 
+import java.time.Duration;
+import java.time.temporal.ChronoUnit;
+
 import io.vertx.core.json.JsonObject;
 
 import static io.countergateway.config.ConfigKey.BOOLEAN;
+import static io.countergateway.config.ConfigKey.DURATION;
 import static io.countergateway.config.ConfigKey.INT;
+import static io.countergateway.config.ConfigKey.Importance.LOW;
+import static io.countergateway.config.ConfigKey.Importance.MEDIUM;
 import static io.countergateway.config.ConfigKey.any;
 import static io.countergateway.config.ConfigKey.between;
 
 /** Folding the slot rows of counters nobody writes any more into one row each. */
 public final class CompactionOptions {
   static final ConfigDef KEYS = ConfigDef.section("compaction");
-  public static final ConfigKey<Boolean> ENABLED = KEYS.define("enabled", BOOLEAN, false, any(),
+  public static final ConfigKey<Boolean> ENABLED = KEYS.define("enabled", MEDIUM, BOOLEAN, false, any(),
     "fold the slot rows of idle counters into one row each");
-  public static final ConfigKey<Integer> IDLE_SECONDS = KEYS.define("idleSeconds", INT, 86_400, between(1, 31_536_000),
-    "a counter none of whose slot rows was written for this long is folded");
-  public static final ConfigKey<Integer> INTERVAL_SECONDS = KEYS.define("intervalSeconds", INT, 300, between(1, 86_400),
-    "how often compaction looks for idle counters");
+  public static final ConfigKey<Duration> IDLE_AFTER = KEYS.define("idleAfter", MEDIUM, DURATION, Duration.ofDays(1),
+    between(Duration.ofSeconds(1), Duration.ofDays(365)), "a counter none of whose slot rows was written for this long is folded")
+    .formerly("idleSeconds", ChronoUnit.SECONDS);
+  public static final ConfigKey<Duration> INTERVAL = KEYS.define("interval", LOW, DURATION, Duration.ofMinutes(5),
+    between(Duration.ofSeconds(1), Duration.ofDays(1)), "how often compaction looks for idle counters")
+    .formerly("intervalSeconds", ChronoUnit.SECONDS);
   /** Small, so flushes barely wait. */
-  public static final ConfigKey<Integer> BATCH_SIZE = KEYS.define("batchSize", INT, 100, between(1, 10_000),
+  public static final ConfigKey<Integer> BATCH_SIZE = KEYS.define("batchSize", LOW, INT, 100, between(1, 10_000),
     "counters folded per statement (PostgreSQL) or transaction (MySQL)");
 
   private final boolean enabled;
@@ -27,8 +35,8 @@ public final class CompactionOptions {
 
   private CompactionOptions(ConfigSection section) {
     enabled = section.get(ENABLED);
-    idleSeconds = section.get(IDLE_SECONDS);
-    intervalSeconds = section.get(INTERVAL_SECONDS);
+    idleSeconds = (int) section.get(IDLE_AFTER).toSeconds();
+    intervalSeconds = (int) section.get(INTERVAL).toSeconds();
     batchSize = section.get(BATCH_SIZE);
   }
 

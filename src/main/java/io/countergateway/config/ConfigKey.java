@@ -4,6 +4,7 @@ import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 
 import java.time.Duration;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -19,12 +20,22 @@ import java.util.stream.Collectors;
 
 /**
  * One configuration key, declared once with {@link ConfigDef#define}: its dotted name, type, default, the values it
- * allows and a one-line doc. The reading code ({@link ConfigSection#get}), the README table and the check of the
+ * allows and a one-line doc. The reading code ({@link ConfigSection#get}), the docs' table and the check of the
  * shipped YAML files all take these from here, so a key's name and rule are never typed twice.
  *
  * <p>Names of per-entry keys carry a placeholder: {@code namespaces.<name>.slots}, {@code rollups[].table}.
  */
 public final class ConfigKey<T> {
+  /**
+   * Who sets a key (Kafka's names): the docs list the keys by it, and the default file shows the high ones. {@link #HIGH}:
+   * what a user of the gateway sets (where it listens, its database, its namespaces, its tokens, its journal's
+   * directory); {@link #MEDIUM}: what a user sets to turn something on or to change a policy (TLS, a cluster, roll-ups,
+   * a window's retention); {@link #LOW}: tuning, whose default nobody should need to change.
+   */
+  public enum Importance {
+    HIGH, MEDIUM, LOW
+  }
+
   /** What a key's default is; only {@link #VALUE} has one the definition can state as a value. */
   public enum DefaultKind {
     /** A fixed default. */
@@ -39,6 +50,7 @@ public final class ConfigKey<T> {
 
   private final ConfigDef section;
   private final String localName;
+  private final Importance importance;
   private final Type<T> type;
   private final DefaultKind defaultKind;
   private final T defaultValue;
@@ -46,13 +58,14 @@ public final class ConfigKey<T> {
   private final Rule<? super T> rule;
   private final String doc;
 
-  ConfigKey(ConfigDef section, String localName, Type<T> type, DefaultKind defaultKind, T defaultValue,
-            String defaultText, Rule<? super T> rule, String doc) {
+  ConfigKey(ConfigDef section, String localName, Importance importance, Type<T> type, DefaultKind defaultKind,
+            T defaultValue, String defaultText, Rule<? super T> rule, String doc) {
     if (doc == null || doc.isBlank() || doc.contains("\n")) {
       throw new IllegalArgumentException(localName + ": a key's doc is one line");
     }
     this.section = section;
     this.localName = localName;
+    this.importance = importance;
     this.type = type;
     this.defaultKind = defaultKind;
     this.defaultValue = defaultValue;
@@ -75,6 +88,11 @@ public final class ConfigKey<T> {
     return section;
   }
 
+  /** Who sets this key: a user of the gateway (high), one who turns something on (medium), or nobody (low). */
+  public Importance importance() {
+    return importance;
+  }
+
   public Type<T> type() {
     return type;
   }
@@ -88,7 +106,7 @@ public final class ConfigKey<T> {
     return defaultValue;
   }
 
-  /** The default as the README and the default YAML file state it. */
+  /** The default as the docs and the default YAML file state it. */
   public String defaultText() {
     return switch (defaultKind) {
       case VALUE -> type.render(defaultValue);
@@ -98,7 +116,7 @@ public final class ConfigKey<T> {
     };
   }
 
-  /** The allowed values, for the README: the type's own (choices) and the rule's. */
+  /** The allowed values, for the docs: the type's own (choices) and the rule's. */
   public String allowedText() {
     return List.of(type.allowed(), rule.describe()).stream().filter(text -> !text.isEmpty())
       .collect(Collectors.joining("; "));
@@ -130,6 +148,15 @@ public final class ConfigKey<T> {
     return value;
   }
 
+  /**
+   * Refuses this duration key's former name ({@code maxDelayMs}, a number of {@code unit}s) with one line that names
+   * this key and the duration to write instead, rather than as an unknown key. Returns this key.
+   */
+  ConfigKey<T> formerly(String formerLocalName, ChronoUnit unit) {
+    section.former(new ConfigDef.Former(formerLocalName, this, unit, null));
+    return this;
+  }
+
   @Override
   public String toString() {
     return name();
@@ -137,7 +164,7 @@ public final class ConfigKey<T> {
 
   /**
    * How a raw value becomes a typed one ({@code parser} names the key in its failures), how a value is written in the
-   * docs, and the values the type itself allows (for the README; empty when any value of the type will do).
+   * docs, and the values the type itself allows (for the docs; empty when any value of the type will do).
    */
   public record Type<T>(BiFunction<String, Object, T> parser, Function<T, String> renderer, String allowed) {
     public T parse(String key, Object raw) {
@@ -149,7 +176,7 @@ public final class ConfigKey<T> {
     }
   }
 
-  /** A check of a typed value, whose failure names the key, and what it allows, for the README. */
+  /** A check of a typed value, whose failure names the key, and what it allows, for the docs. */
   public record Rule<T>(String describe, BiConsumer<String, T> checker) {
     public void check(String key, T value) {
       checker.accept(key, value);
@@ -209,23 +236,32 @@ public final class ConfigKey<T> {
     throw new ConfigException(key, "must be a list of mappings");
   }, value -> value.isEmpty() ? "[]" : value.toString(), "list of mappings");
 
-  private static final Pattern DURATION_TEXT = Pattern.compile("(\\d{1,9})([smhd])");
+  private static final Pattern DURATION_TEXT = Pattern.compile("(\\d{1,12})(ms|s|m|h|d)");
+  /** How a duration is written, for the messages of a wrong one. */
+  static final String DURATION_FORM = "a whole number followed by ms, s, m, h or d";
 
-  /** {@code 90s}, {@code 5m}, {@code 24h}, {@code 30d}. */
+  /**
+   * Every span of time, one way: {@code 5ms}, {@code 90s}, {@code 5m}, {@code 24h}, {@code 30d} ({@code 0} alone is
+   * zero); the key is named for what the span is ({@code batching.maxDelay}), never for its unit.
+   */
   public static final Type<Duration> DURATION = new Type<>((key, raw) -> {
     String text = raw.toString().trim();
+    if (text.equals("0")) {
+      return Duration.ZERO;
+    }
     Matcher matcher = DURATION_TEXT.matcher(text);
     if (!matcher.matches()) {
-      throw new ConfigException(key, "must be a whole number followed by s, m, h or d (e.g. 30d), got '" + text + "'");
+      throw new ConfigException(key, "must be a duration, " + DURATION_FORM + " (e.g. 30s), got '" + text + "'");
     }
     long amount = Long.parseLong(matcher.group(1));
     return switch (matcher.group(2)) {
+      case "ms" -> Duration.ofMillis(amount);
       case "s" -> Duration.ofSeconds(amount);
       case "m" -> Duration.ofMinutes(amount);
       case "h" -> Duration.ofHours(amount);
       default -> Duration.ofDays(amount);
     };
-  }, ConfigKey::durationText, "number + s, m, h or d");
+  }, ConfigKey::durationText, "duration (ms, s, m, h, d)");
 
   /**
    * One of a few words, case-insensitive; the value is the canonical (listed) spelling. {@code aliases} maps other
@@ -315,7 +351,7 @@ public final class ConfigKey<T> {
     });
   }
 
-  /** Every item matches {@code pattern}; {@code form} names the expected form in the message and the README. */
+  /** Every item matches {@code pattern}; {@code form} names the expected form in the message and the docs. */
   public static Rule<List<String>> items(String pattern, String form) {
     Pattern compiled = Pattern.compile(pattern);
     return new Rule<>(form, (key, value) -> {
@@ -336,9 +372,26 @@ public final class ConfigKey<T> {
     });
   }
 
-  /** A duration as the configuration writes it: {@code 30d}, {@code 5m}, {@code 90s}. */
+  /** Durations from {@code min} to {@code max}, both included. */
+  public static Rule<Duration> between(Duration min, Duration max) {
+    return new Rule<>(durationText(min) + " – " + durationText(max), (key, value) -> {
+      if (value.compareTo(min) < 0 || value.compareTo(max) > 0) {
+        throw new ConfigException(key, "must be between " + durationText(min) + " and " + durationText(max) + ", got "
+          + durationText(value));
+      }
+    });
+  }
+
+  /** A duration as the configuration writes it, in its largest whole unit: {@code 30d}, {@code 5m}, {@code 90s}, {@code 5ms}. */
   static String durationText(Duration value) {
-    long seconds = value.getSeconds();
+    long millis = value.toMillis();
+    if (millis == 0) {
+      return "0s";
+    }
+    if (millis % 1000 != 0) {
+      return millis + "ms";
+    }
+    long seconds = millis / 1000;
     if (seconds % 86_400 == 0) {
       return seconds / 86_400 + "d";
     }

@@ -14,7 +14,7 @@ import java.util.Set;
  * mistake (a typo, a key of another version), so the known keys are whatever the code reads: a new option read
  * through {@link ConfigSection} is known without being listed anywhere else.
  */
-public final class ConfigKeys {
+final class ConfigKeys {
   private final Set<String> values = new LinkedHashSet<>();
   private final Set<String> sections = new HashSet<>();
 
@@ -42,12 +42,17 @@ public final class ConfigKeys {
       if (tree.getValue(name) instanceof JsonObject child && (sections.contains(key) || !child.isEmpty())) {
         rejectUnknown(child, key);
       } else {
-        throw unknown(key);
+        throw unknown(key, tree.getValue(name));
       }
     }
   }
 
-  private ConfigException unknown(String key) {
+  /** An unknown key; one that was renamed or retired says what to write instead. */
+  private ConfigException unknown(String key, Object value) {
+    ConfigDef.Former former = ConfigDef.former(key);
+    if (former != null) {
+      return new ConfigException(key, former.refusal(key, value));
+    }
     String nearest = nearest(key, values);
     return new ConfigException(key, "unknown key" + (nearest == null ? "" : " (did you mean " + nearest + "?)"));
   }

@@ -9,13 +9,13 @@ import java.util.function.Function;
 
 /**
  * Typed, key-naming access to one section of the configuration tree, so every rejected value
- * reports its full dotted key (e.g. {@code batching.maxDelayMs}).
+ * reports its full dotted key (e.g. {@code batching.maxDelay}).
  *
  * <p>Values are read only by their definition ({@link ConfigKey}): name, default and rule come from there. Every key
  * asked for is recorded in the tree's {@link ConfigKeys}, so a key the file holds but no option reads stops start-up
  * as unknown.
  */
-public final class ConfigSection {
+final class ConfigSection {
   private final JsonObject json;
   private final String prefix;
   private final ConfigKeys keys;

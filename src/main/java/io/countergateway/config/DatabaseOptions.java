@@ -8,6 +8,9 @@ import java.util.Map;
 
 import static io.countergateway.config.ConfigKey.BOOLEAN;
 import static io.countergateway.config.ConfigKey.INT;
+import static io.countergateway.config.ConfigKey.Importance.HIGH;
+import static io.countergateway.config.ConfigKey.Importance.LOW;
+import static io.countergateway.config.ConfigKey.Importance.MEDIUM;
 import static io.countergateway.config.ConfigKey.STRING;
 import static io.countergateway.config.ConfigKey.any;
 import static io.countergateway.config.ConfigKey.between;
@@ -36,7 +39,7 @@ public final class DatabaseOptions {
     }
   }
 
-  /** What stands between the gateway and PostgreSQL (README "Poolers"). */
+  /** What stands between the gateway and PostgreSQL (docs/scaling.md "Poolers"). */
   public enum Pooler {
     /** The server itself, or a pooler that keeps one server session per client connection and passes start-up settings. */
     NONE,
@@ -49,38 +52,38 @@ public final class DatabaseOptions {
   }
 
   static final ConfigDef KEYS = ConfigDef.section("database");
-  public static final ConfigKey<String> KIND = KEYS.define("kind",
+  public static final ConfigKey<String> KIND = KEYS.define("kind", HIGH,
     choice(List.of("embedded-postgres", "postgres", "mysql"), Map.of("postgresql", "postgres", "mariadb", "mysql")),
     "embedded-postgres", any(), "which database: an embedded PostgreSQL, a PostgreSQL, or MySQL / MariaDB");
-  public static final ConfigKey<String> HOST = KEYS.define("host", STRING, "127.0.0.1", notBlank(),
+  public static final ConfigKey<String> HOST = KEYS.define("host", HIGH, STRING, "127.0.0.1", notBlank(),
     "the database server's host (embedded: ignored)");
-  public static final ConfigKey<Integer> PORT = KEYS.defineDerived("port", INT, "5432 / 3306 / 0 by kind",
+  public static final ConfigKey<Integer> PORT = KEYS.defineDerived("port", HIGH, INT, "5432 / 3306 / 0 by kind",
     between(0, 65_535), "the server's port; embedded: 0 = a free port at every start");
-  public static final ConfigKey<String> NAME = KEYS.define("name", STRING, "counters", identifier(), "the database");
-  public static final ConfigKey<String> USER = KEYS.defineDerived("user", STRING, "postgres / root (mysql)", notBlank(),
+  public static final ConfigKey<String> NAME = KEYS.define("name", HIGH, STRING, "counters", identifier(), "the database");
+  public static final ConfigKey<String> USER = KEYS.defineDerived("user", HIGH, STRING, "postgres / root (mysql)", notBlank(),
     "the database user (embedded: ignored)");
   /** Usually an environment override or a file: a password is never logged. */
-  public static final ConfigKey<String> PASSWORD = KEYS.define("password", STRING, "", any(),
+  public static final ConfigKey<String> PASSWORD = KEYS.define("password", HIGH, STRING, "", any(),
     "the password (never logged); usually from `CG_DATABASE_PASSWORD`");
-  public static final ConfigKey<String> PASSWORD_FILE = KEYS.defineOptional("passwordFile", STRING, any(),
+  public static final ConfigKey<String> PASSWORD_FILE = KEYS.defineOptional("passwordFile", HIGH, STRING, any(),
     "a file holding the password (a mounted secret), instead of `password`");
-  public static final ConfigKey<String> TABLE = KEYS.define("table", STRING, "slotted_counters", identifier(),
+  public static final ConfigKey<String> TABLE = KEYS.define("table", MEDIUM, STRING, "slotted_counters", identifier(),
     "the counters table (flush ids go to `<table>_flushes`)");
   /** Kept across restarts. */
-  public static final ConfigKey<String> DATA_DIR = KEYS.define("dataDir", STRING, "./data", notBlank(),
+  public static final ConfigKey<String> DATA_DIR = KEYS.define("dataDir", HIGH, STRING, "./data", notBlank(),
     "embedded PostgreSQL only: its files, kept across restarts");
-  public static final ConfigKey<Integer> READ_POOL_SIZE = KEYS.define("readPoolSize", INT, 4, between(1, 256),
+  public static final ConfigKey<Integer> READ_POOL_SIZE = KEYS.define("readPoolSize", LOW, INT, 4, between(1, 256),
     "connections of each read verticle");
-  public static final ConfigKey<Boolean> CREATE_SCHEMA = KEYS.define("createSchema", BOOLEAN, true, any(),
+  public static final ConfigKey<Boolean> CREATE_SCHEMA = KEYS.define("createSchema", MEDIUM, BOOLEAN, true, any(),
     "apply the missing schema steps at start; `false`: only check that a DBA applied them (see *Schema versions*)");
-  public static final ConfigKey<String> SSL_MODE = KEYS.define("ssl.mode",
+  public static final ConfigKey<String> SSL_MODE = KEYS.define("ssl.mode", MEDIUM,
     choice("disable", "require", "verify-ca", "verify-full"), "disable", any(),
     "TLS to the database server: `require` encrypts, `verify-ca` also checks its certificate against `ssl.caFile`, "
       + "`verify-full` also checks that it names `host` (embedded: `disable` only)");
-  public static final ConfigKey<String> SSL_CA_FILE = KEYS.defineOptional("ssl.caFile", STRING, any(),
+  public static final ConfigKey<String> SSL_CA_FILE = KEYS.defineOptional("ssl.caFile", MEDIUM, STRING, any(),
     "PEM CA certificate(s) the server's certificate must chain to; required by `verify-ca` and `verify-full`");
 
-  public static final ConfigKey<String> POOLER = KEYS.define("pooler", choice("none", "session"), "none", any(),
+  public static final ConfigKey<String> POOLER = KEYS.define("pooler", MEDIUM, choice("none", "session"), "none", any(),
     "PostgreSQL behind a pooler: `session` for PgBouncer in `pool_mode = session` (the session settings are sent as "
       + "`SET` after connecting, as PgBouncer refuses them at start-up); transaction and statement pooling are refused "
       + "at start (see *Poolers*)");

@@ -1,5 +1,8 @@
 package io.countergateway.config;
 
+import java.time.Duration;
+import java.time.temporal.ChronoUnit;
+
 import io.vertx.core.json.JsonObject;
 
 import java.util.ArrayList;
@@ -8,7 +11,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
-import static io.countergateway.config.ConfigKey.INT;
+import static io.countergateway.config.ConfigKey.DURATION;
+import static io.countergateway.config.ConfigKey.Importance.MEDIUM;
 import static io.countergateway.config.ConfigKey.MAPPINGS;
 import static io.countergateway.config.ConfigKey.any;
 import static io.countergateway.config.ConfigKey.between;
@@ -19,13 +23,16 @@ import static io.countergateway.config.ConfigKey.between;
  */
 public final class GatewayConfig {
   static final ConfigDef SHUTDOWN_KEYS = ConfigDef.section("shutdown");
-  public static final ConfigKey<Integer> SHUTDOWN_TIMEOUT_MS = SHUTDOWN_KEYS.define("timeoutMs", INT, 30_000,
-    between(100, 3_600_000), "how long a graceful stop may take to flush what is pending");
+  public static final ConfigKey<Duration> SHUTDOWN_TIMEOUT = SHUTDOWN_KEYS.define("timeout", MEDIUM, DURATION,
+    Duration.ofSeconds(30), between(Duration.ofMillis(100), Duration.ofHours(1)), "how long a graceful stop may take to "
+      + "flush what is pending")
+    .formerly("timeoutMs", ChronoUnit.MILLIS);
   static final ConfigDef KEYS = ConfigDef.section("");
-  public static final ConfigKey<List<Object>> ROLLUPS = KEYS.define("rollups", MAPPINGS, List.of(), any(),
+  public static final ConfigKey<List<Object>> ROLLUPS = KEYS.define("rollups", MEDIUM, MAPPINGS, List.of(), any(),
     "totals copied into a column of your own table, one entry per namespace (see *Roll-ups*)");
 
   private final HttpOptions http;
+  private final ManagementOptions management;
   private final DatabaseOptions database;
   private final BatchingOptions batching;
   private final JournalOptions journal;
@@ -42,9 +49,11 @@ public final class GatewayConfig {
   private final LoggingOptions logging;
   private final Map<String, NamespaceOptions> namespaces;
   private final int shutdownTimeoutMs;
+  private final MemoryBounds memoryBounds;
 
   private GatewayConfig(GatewayConfig config, DatabaseOptions database) {
     this.http = config.http;
+    this.management = config.management;
     this.database = database;
     this.batching = config.batching;
     this.journal = config.journal;
@@ -61,11 +70,20 @@ public final class GatewayConfig {
     this.logging = config.logging;
     this.namespaces = config.namespaces;
     this.shutdownTimeoutMs = config.shutdownTimeoutMs;
+    this.memoryBounds = config.memoryBounds;
   }
 
-  /** Reads every option through {@code root}, which records each key asked for. */
-  private GatewayConfig(ConfigSection root) {
+  /**
+   * Reads every option through {@code root}, which records each key asked for, and derives the memory bounds for
+   * {@code machine}.
+   */
+  private GatewayConfig(ConfigSection root, Machine machine) {
     http = HttpOptions.from(root.section("http"));
+    management = ManagementOptions.from(root.section("management"));
+    if (management.isEnabled() && management.getPort() == http.getPort()) {
+      throw new ConfigException(ManagementOptions.PORT.name(), "must differ from " + HttpOptions.PORT.name() + " ("
+        + http.getPort() + ")");
+    }
     database = DatabaseOptions.from(root.section("database"));
     batching = BatchingOptions.from(root.section("batching"));
     journal = JournalOptions.from(root.section("journal"));
@@ -76,7 +94,7 @@ public final class GatewayConfig {
     cluster = ClusterOptions.from(root.section("cluster"));
     lanes = LaneOptions.from(root.section("lanes"));
     logging = LoggingOptions.from(root.section("logging"));
-    shutdownTimeoutMs = root.section("shutdown").get(SHUTDOWN_TIMEOUT_MS);
+    shutdownTimeoutMs = (int) root.section("shutdown").get(SHUTDOWN_TIMEOUT).toMillis();
     ConfigSection declared = root.section("namespaces");
     Map<String, NamespaceOptions> byName = new LinkedHashMap<>();
     for (String name : declared.json().fieldNames()) {
@@ -97,7 +115,7 @@ public final class GatewayConfig {
       item.rejectUnknownKeys();
     }
     rollups = List.copyOf(declaredRollups);
-    checkBatchesFit(batching, limits);
+    memoryBounds = MemoryBudget.derive(this, machine);
     checkJournalBesideEmbeddedData(database, journal);
     checkAuthFailsClosed(http, auth);
   }
@@ -132,41 +150,29 @@ public final class GatewayConfig {
   }
 
   /**
-   * Validates the raw tree; the first bad value, or a key no option reads, throws a {@link ConfigException}
-   * naming its key.
+   * Validates the raw tree, with memory bounds for this JVM ({@link Machine#current()}); the first bad value, or a key
+   * no option reads, throws a {@link ConfigException} naming its key.
    */
   public static GatewayConfig fromJson(JsonObject json) {
+    return fromJson(json, Machine.current());
+  }
+
+  /** The same, with the memory bounds {@code machine}'s heap and cores give. */
+  public static GatewayConfig fromJson(JsonObject json, Machine machine) {
     ConfigSection root = new ConfigSection(json, "");
-    GatewayConfig config = read(root);
+    GatewayConfig config = new GatewayConfig(root, machine);
     root.rejectUnknownKeys();
     return config;
   }
 
   /** Reads every option through {@code root}, which records each key asked for. */
   static GatewayConfig read(ConfigSection root) {
-    return new GatewayConfig(root);
+    return new GatewayConfig(root, Machine.current());
   }
 
   /** A copy with other database options: the embedded database's endpoint, known once it has started. */
   public GatewayConfig withDatabase(DatabaseOptions database) {
     return new GatewayConfig(this, database);
-  }
-
-  /**
-   * A batch is taken by one coalescer whole or not at all, one pending counter and one waiting request per counter:
-   * a batch the limits allow must fit in an empty coalescer, or it would get 503 forever and shed for nothing.
-   */
-  private static void checkBatchesFit(BatchingOptions batching, LimitsOptions limits) {
-    int batch = limits.getMaxBatchIncrements();
-    String maxBatchIncrements = LimitsOptions.MAX_BATCH_INCREMENTS.name();
-    if (batching.getMaxPendingKeys() < batch) {
-      throw new ConfigException(BatchingOptions.MAX_PENDING_KEYS.name(), "must be at least " + maxBatchIncrements
-        + " (" + batch + "), got " + batching.getMaxPendingKeys());
-    }
-    if (batching.getMaxWaitingRequests() < batch) {
-      throw new ConfigException(BatchingOptions.MAX_WAITING_REQUESTS.name(), "must be at least " + maxBatchIncrements
-        + " (" + batch + "), got " + batching.getMaxWaitingRequests());
-    }
   }
 
   /**
@@ -221,6 +227,11 @@ public final class GatewayConfig {
     return http;
   }
 
+  /** Health and metrics on a port of their own, or not. */
+  public ManagementOptions getManagement() {
+    return management;
+  }
+
   public DatabaseOptions getDatabase() {
     return database;
   }
@@ -263,5 +274,13 @@ public final class GatewayConfig {
 
   public int getShutdownTimeoutMs() {
     return shutdownTimeoutMs;
+  }
+
+  /**
+   * How many of each thing the bounded holders keep at most (pending counters, waiting requests, bodies in flight,
+   * connections…): derived from the heap, so that all of them full at once fit it (config.MemoryBudget).
+   */
+  public MemoryBounds getMemoryBounds() {
+    return memoryBounds;
   }
 }

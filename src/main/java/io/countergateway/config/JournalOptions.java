@@ -1,10 +1,16 @@
 package io.countergateway.config;
 
+import java.time.Duration;
+import java.time.temporal.ChronoUnit;
+
 import java.util.List;
 import java.util.Map;
 
 import static io.countergateway.config.ConfigKey.BOOLEAN;
-import static io.countergateway.config.ConfigKey.INT;
+import static io.countergateway.config.ConfigKey.DURATION;
+import static io.countergateway.config.ConfigKey.Importance.HIGH;
+import static io.countergateway.config.ConfigKey.Importance.LOW;
+import static io.countergateway.config.ConfigKey.Importance.MEDIUM;
 import static io.countergateway.config.ConfigKey.LONG;
 import static io.countergateway.config.ConfigKey.STRING;
 import static io.countergateway.config.ConfigKey.any;
@@ -21,20 +27,26 @@ public final class JournalOptions {
   public enum Fsync { ALWAYS, EVERY_MS, OFF }
 
   static final ConfigDef KEYS = ConfigDef.section("journal");
-  public static final ConfigKey<Boolean> ENABLED = KEYS.define("enabled", BOOLEAN, true, any(),
+  public static final ConfigKey<Boolean> ENABLED = KEYS.define("enabled", MEDIUM, BOOLEAN, true, any(),
     "every increment answered 202/204 is first appended to a local write-ahead journal, replayed at start");
-  public static final ConfigKey<String> DIR = KEYS.define("dir", STRING, "./journal", notBlank(),
+  public static final ConfigKey<String> DIR = KEYS.define("dir", HIGH, STRING, "./journal", notBlank(),
     "the journal's directory (one per gateway; segment files per ingest verticle)");
-  public static final ConfigKey<String> FSYNC = KEYS.define("fsync",
-    choice(List.of("always", "everyMs", "off"), Map.of("everyms", "everyMs", "everysec", "everyMs")), "always", any(),
+  public static final ConfigKey<String> FSYNC = KEYS.define("fsync", MEDIUM,
+    // unquoted, YAML reads off as false: that is off as written
+    choice(List.of("always", "everyMs", "off"), Map.of("everyms", "everyMs", "everysec", "everyMs", "false", "off")),
+    "always", any(),
     "always: answer after the group-committed fsync; everyMs: answer after the write (in the page cache, it outlives "
-      + "the process), fsync every `fsyncIntervalMs`; off: the same, fsync only before flushes");
-  public static final ConfigKey<Integer> FSYNC_INTERVAL_MS = KEYS.define("fsyncIntervalMs", INT, 100,
-    between(1, 60_000), "with fsync everyMs: how often the journal is synced (an OS crash loses at most this window)");
-  public static final ConfigKey<Long> SEGMENT_BYTES = KEYS.define("segmentBytes", LONG, 16L * 1024 * 1024,
-    between(64 * 1024, 1024L * 1024 * 1024), "the largest a journal segment grows to (the first is 256 KiB, each next "
-      + "twice the last); a segment is zero-filled when made, so this is also what a new segment takes on disk at once");
-  public static final ConfigKey<Long> MAX_BYTES = KEYS.define("maxBytes", LONG, 1024L * 1024 * 1024,
+      + "the process), fsync every `fsyncInterval`; off: the same, fsync only before flushes");
+  public static final ConfigKey<Duration> FSYNC_INTERVAL = KEYS.define("fsyncInterval", LOW, DURATION, Duration.ofMillis(100),
+    between(Duration.ofMillis(1), Duration.ofMinutes(1)), "with fsync everyMs: how often the journal is synced (an OS "
+      + "crash loses at most this window)")
+    .formerly("fsyncIntervalMs", ChronoUnit.MILLIS);
+  public static final ConfigKey<Long> SEGMENT_BYTES = KEYS.define("segmentBytes", LOW, LONG, 4L * 1024 * 1024,
+    between(64 * 1024, 256L * 1024 * 1024), "the largest a journal segment grows to (the first is 256 KiB, each next "
+      + "twice the last); a segment is zero-filled when made, so this is also what a new segment takes on disk at once. "
+      + "Each ingest verticle also keeps 4 x this unused as the reserve a full disk drains through, and 1 x (at most "
+      + "16 MiB) as the room of the next start; a flush record takes at most a quarter of it");
+  public static final ConfigKey<Long> MAX_BYTES = KEYS.define("maxBytes", MEDIUM, LONG, 1024L * 1024 * 1024,
     between(128 * 1024, 1L << 40), "journal bytes per ingest verticle before accepted increments get 503; "
       + "at least 2 x `segmentBytes`");
 
@@ -53,7 +65,7 @@ public final class JournalOptions {
       case "off" -> Fsync.OFF;
       default -> Fsync.ALWAYS;
     };
-    fsyncIntervalMs = section.get(FSYNC_INTERVAL_MS);
+    fsyncIntervalMs = (int) section.get(FSYNC_INTERVAL).toMillis();
     segmentBytes = section.get(SEGMENT_BYTES);
     maxBytes = section.get(MAX_BYTES);
   }
@@ -69,7 +81,7 @@ public final class JournalOptions {
 
   /** For tests: the journal in {@code dir} with the given policy, other settings at their defaults. */
   public static JournalOptions of(String dir, Fsync fsync, long segmentBytes, long maxBytes) {
-    return new JournalOptions(true, dir, fsync, FSYNC_INTERVAL_MS.defaultValue(), segmentBytes, maxBytes);
+    return new JournalOptions(true, dir, fsync, (int) FSYNC_INTERVAL.defaultValue().toMillis(), segmentBytes, maxBytes);
   }
 
   private JournalOptions(boolean enabled, String dir, Fsync fsync, int fsyncIntervalMs, long segmentBytes, long maxBytes) {

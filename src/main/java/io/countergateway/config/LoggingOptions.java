@@ -2,6 +2,7 @@ package io.countergateway.config;
 
 import io.vertx.core.json.JsonObject;
 
+import static io.countergateway.config.ConfigKey.Importance.MEDIUM;
 import static io.countergateway.config.ConfigKey.any;
 import static io.countergateway.config.ConfigKey.choice;
 
@@ -10,9 +11,9 @@ public final class LoggingOptions {
   public enum Format { TEXT, JSON }
 
   static final ConfigDef KEYS = ConfigDef.section("logging");
-  public static final ConfigKey<String> FORMAT = KEYS.define("format", choice("text", "json"), "text", any(),
+  public static final ConfigKey<String> FORMAT = KEYS.define("format", MEDIUM, choice("text", "json"), "text", any(),
     "`json`: one JSON object per line for log shippers");
-  public static final ConfigKey<String> LEVEL = KEYS.define("level", choice("trace", "debug", "info", "warn", "error"),
+  public static final ConfigKey<String> LEVEL = KEYS.define("level", MEDIUM, choice("trace", "debug", "info", "warn", "error"),
     "info", any(), "level of the gateway's own loggers (`io.countergateway`)");
 
   private final Format format;

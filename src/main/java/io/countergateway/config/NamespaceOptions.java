@@ -6,6 +6,9 @@ import java.util.regex.Pattern;
 
 import static io.countergateway.config.ConfigKey.BOOLEAN;
 import static io.countergateway.config.ConfigKey.INT;
+import static io.countergateway.config.ConfigKey.Importance.HIGH;
+import static io.countergateway.config.ConfigKey.Importance.LOW;
+import static io.countergateway.config.ConfigKey.Importance.MEDIUM;
 import static io.countergateway.config.ConfigKey.STRING;
 import static io.countergateway.config.ConfigKey.any;
 import static io.countergateway.config.ConfigKey.between;
@@ -15,32 +18,32 @@ import static io.countergateway.config.ConfigKey.regex;
 public final class NamespaceOptions {
   static final ConfigDef KEYS = ConfigDef.section("namespaces.<name>");
   /** About the number of concurrent writers (coalescers times replicas), not the request concurrency. */
-  public static final ConfigKey<Integer> SLOTS = KEYS.define("slots", INT, 16, between(1, 1024),
+  public static final ConfigKey<Integer> SLOTS = KEYS.define("slots", HIGH, INT, 16, between(1, 1024),
     "slot rows per counter; at least replicas × ingest verticles × (`batching.maxInFlight` + 1), see *Replica lanes*");
-  public static final ConfigKey<Boolean> PUBLIC = KEYS.define("public", BOOLEAN, false, any(),
+  public static final ConfigKey<Boolean> PUBLIC = KEYS.define("public", HIGH, BOOLEAN, false, any(),
     "takes anonymous beacons (see *Beacons*)");
   /** On by default for public namespaces: they are the ones crawlers reach. */
-  public static final ConfigKey<Boolean> DROP_BOTS = KEYS.defineDerived("beacon.dropBots", BOOLEAN, "= `public`", any(),
+  public static final ConfigKey<Boolean> DROP_BOTS = KEYS.defineDerived("beacon.dropBots", MEDIUM, BOOLEAN, "= `public`", any(),
     "beacons from crawlers and headless browsers are answered 204 and not counted");
-  public static final ConfigKey<Boolean> HONOR_DO_NOT_TRACK = KEYS.define("beacon.honorDoNotTrack", BOOLEAN, false, any(),
+  public static final ConfigKey<Boolean> HONOR_DO_NOT_TRACK = KEYS.define("beacon.honorDoNotTrack", MEDIUM, BOOLEAN, false, any(),
     "beacons sent with `DNT: 1` are answered 204 and not counted");
-  public static final ConfigKey<Boolean> HONOR_GLOBAL_PRIVACY_CONTROL = KEYS.define("beacon.honorGlobalPrivacyControl",
+  public static final ConfigKey<Boolean> HONOR_GLOBAL_PRIVACY_CONTROL = KEYS.define("beacon.honorGlobalPrivacyControl", MEDIUM,
     BOOLEAN, false, any(), "beacons sent with `Sec-GPC: 1` are answered 204 and not counted");
-  public static final ConfigKey<Boolean> UNIQUE = KEYS.define("unique", BOOLEAN, false, any(),
+  public static final ConfigKey<Boolean> UNIQUE = KEYS.define("unique", MEDIUM, BOOLEAN, false, any(),
     "also estimate distinct visitors per counter and bucket; public windowed namespaces only (see *Beacons*)");
   /** Unset: {@code limits.idPattern}. A public namespace's ids are whatever the internet sends: narrow them here. */
-  public static final ConfigKey<String> ID_PATTERN = KEYS.defineOptional("idPattern", STRING, regex(),
+  public static final ConfigKey<String> ID_PATTERN = KEYS.defineOptional("idPattern", MEDIUM, STRING, regex(),
     "what this namespace's ids may look like (unset: `limits.idPattern`); see *Exposing it to the internet*");
-  public static final ConfigKey<Integer> MAX_ID_LENGTH = KEYS.defineOptional("maxIdLength", INT, between(1, 255),
+  public static final ConfigKey<Integer> MAX_ID_LENGTH = KEYS.defineOptional("maxIdLength", MEDIUM, INT, between(1, 255),
     "longest id of this namespace (unset: `limits.maxIdLength`)");
-  public static final ConfigKey<Boolean> ANONYMOUS_READS = KEYS.define("anonymousReads", BOOLEAN, false, any(),
+  public static final ConfigKey<Boolean> ANONYMOUS_READS = KEYS.define("anonymousReads", MEDIUM, BOOLEAN, false, any(),
     "with `auth.tokens` set, reads of this namespace need no token (otherwise `read`, `write` or `admin`)");
   /** A token bucket per client address and namespace: no person's browser sends ten page views a second for long. */
-  public static final ConfigKey<Integer> PER_CLIENT_PER_MINUTE = KEYS.define("beacon.perClientPerMinute", INT, 600,
+  public static final ConfigKey<Integer> PER_CLIENT_PER_MINUTE = KEYS.define("beacon.perClientPerMinute", MEDIUM, INT, 600,
     between(0, 100_000_000), "beacons one client address may have counted per minute, sustained (0 = no limit)");
-  public static final ConfigKey<Integer> PER_CLIENT_BURST = KEYS.define("beacon.perClientBurst", INT, 120,
+  public static final ConfigKey<Integer> PER_CLIENT_BURST = KEYS.define("beacon.perClientBurst", LOW, INT, 120,
     between(1, 100_000_000), "beacons one client address may have counted at once before the per-minute rate applies");
-  public static final ConfigKey<Integer> IDS_PER_CLIENT_PER_HOUR = KEYS.define("beacon.idsPerClientPerHour", INT, 300,
+  public static final ConfigKey<Integer> IDS_PER_CLIENT_PER_HOUR = KEYS.define("beacon.idsPerClientPerHour", MEDIUM, INT, 300,
     between(0, 100_000), "distinct ids one client address may have counted per hour (0 = no cap)");
 
   private final String name;
@@ -86,10 +89,16 @@ public final class NamespaceOptions {
     }
   }
 
+  /** What a namespace name may be, for the messages that refuse one. */
+  static final String NAME_RULE = "a namespace name must be 1-64 of a-z 0-9 _ . - and start with a letter or digit";
+
+  static boolean isValidName(String name) {
+    return name != null && name.matches("[a-z0-9][a-z0-9_.-]{0,63}");
+  }
+
   static NamespaceOptions from(String name, ConfigSection section) {
-    if (name == null || !name.matches("[a-z0-9][a-z0-9_.-]{0,63}")) {
-      throw new ConfigException("namespaces." + name,
-        "a namespace name must be 1-64 of a-z 0-9 _ . - and start with a letter or digit");
+    if (!isValidName(name)) {
+      throw new ConfigException("namespaces." + name, NAME_RULE);
     }
     return new NamespaceOptions(name, section);
   }

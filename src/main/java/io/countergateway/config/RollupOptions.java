@@ -1,32 +1,39 @@
 package io.countergateway.config;
 
+import java.time.Duration;
+import java.time.temporal.ChronoUnit;
+
 import io.vertx.core.json.JsonObject;
 
+import static io.countergateway.config.ConfigKey.DURATION;
 import static io.countergateway.config.ConfigKey.INT;
+import static io.countergateway.config.ConfigKey.Importance.LOW;
+import static io.countergateway.config.ConfigKey.Importance.MEDIUM;
 import static io.countergateway.config.ConfigKey.STRING;
 import static io.countergateway.config.ConfigKey.between;
 import static io.countergateway.config.ConfigKey.identifier;
 import static io.countergateway.config.ConfigKey.notBlank;
 
 /**
- * One roll-up: every {@code intervalSeconds}, the counters of {@code namespace} changed since the last run get
+ * One roll-up: every {@code interval}, the counters of {@code namespace} changed since the last run get
  * {@code valueColumn = SUM(slots)} on the row of the application's {@code table} whose {@code keyColumn} equals the
  * counter id.
  */
 public final class RollupOptions {
   static final ConfigDef KEYS = ConfigDef.section("rollups[]");
-  public static final ConfigKey<String> NAMESPACE = KEYS.defineRequired("namespace", STRING, notBlank(),
+  public static final ConfigKey<String> NAMESPACE = KEYS.defineRequired("namespace", MEDIUM, STRING, notBlank(),
     "the declared plain namespace whose totals are copied (one roll-up per namespace)");
-  public static final ConfigKey<String> TABLE = KEYS.defineRequired("table", STRING, identifier(),
+  public static final ConfigKey<String> TABLE = KEYS.defineRequired("table", MEDIUM, STRING, identifier(),
     "your table that receives the totals");
-  public static final ConfigKey<String> KEY_COLUMN = KEYS.defineRequired("keyColumn", STRING, identifier(),
+  public static final ConfigKey<String> KEY_COLUMN = KEYS.defineRequired("keyColumn", MEDIUM, STRING, identifier(),
     "its column holding the counter id");
-  public static final ConfigKey<String> VALUE_COLUMN = KEYS.defineRequired("valueColumn", STRING, identifier(),
+  public static final ConfigKey<String> VALUE_COLUMN = KEYS.defineRequired("valueColumn", MEDIUM, STRING, identifier(),
     "its column set to the counter's total");
-  public static final ConfigKey<Integer> INTERVAL_SECONDS = KEYS.define("intervalSeconds", INT, 10, between(1, 86_400),
-    "how often changed counters are rolled up");
+  public static final ConfigKey<Duration> INTERVAL = KEYS.define("interval", MEDIUM, DURATION, Duration.ofSeconds(10),
+    between(Duration.ofSeconds(1), Duration.ofDays(1)), "how often changed counters are rolled up")
+    .formerly("intervalSeconds", ChronoUnit.SECONDS);
   /** Their slot rows are locked for the transaction's few milliseconds. */
-  public static final ConfigKey<Integer> BATCH_SIZE = KEYS.define("batchSize", INT, 1000, between(1, 10_000),
+  public static final ConfigKey<Integer> BATCH_SIZE = KEYS.define("batchSize", LOW, INT, 1000, between(1, 10_000),
     "counters per roll-up transaction");
   public static final int DEFAULT_BATCH_SIZE = BATCH_SIZE.defaultValue();
 
@@ -44,7 +51,7 @@ public final class RollupOptions {
     table = section.get(TABLE);
     keyColumn = section.get(KEY_COLUMN);
     valueColumn = section.get(VALUE_COLUMN);
-    intervalSeconds = section.get(INTERVAL_SECONDS);
+    intervalSeconds = (int) section.get(INTERVAL).toSeconds();
     batchSize = section.get(BATCH_SIZE);
   }
 

@@ -1,11 +1,15 @@
 package io.countergateway.config;
 
 import java.time.Duration;
+import java.time.temporal.ChronoUnit;
 import java.time.Instant;
 import java.util.Locale;
 
 import static io.countergateway.config.ConfigKey.DURATION;
 import static io.countergateway.config.ConfigKey.INT;
+import static io.countergateway.config.ConfigKey.Importance.HIGH;
+import static io.countergateway.config.ConfigKey.Importance.LOW;
+import static io.countergateway.config.ConfigKey.Importance.MEDIUM;
 import static io.countergateway.config.ConfigKey.any;
 import static io.countergateway.config.ConfigKey.atMost;
 import static io.countergateway.config.ConfigKey.between;
@@ -17,16 +21,17 @@ import static io.countergateway.config.ConfigKey.choice;
  */
 public final class WindowOptions {
   static final ConfigDef KEYS = ConfigDef.section("namespaces.<name>.window");
-  public static final ConfigKey<String> BUCKET = KEYS.defineRequired("bucket", choice("minute", "hour", "day"), any(),
+  public static final ConfigKey<String> BUCKET = KEYS.defineRequired("bucket", HIGH, choice("minute", "hour", "day"), any(),
     "a windowed namespace's bucket (UTC, from the epoch); increments land in the bucket of the instant they are taken");
-  public static final ConfigKey<Duration> RETENTION = KEYS.define("retention", DURATION, Duration.ofDays(30),
+  public static final ConfigKey<Duration> RETENTION = KEYS.define("retention", MEDIUM, DURATION, Duration.ofDays(30),
     atMost(Duration.ofDays(3_660)), "buckets older than this are deleted; at least one bucket");
-  public static final ConfigKey<Duration> MAX_FUTURE_SKEW = KEYS.define("maxFutureSkew", DURATION, Duration.ofMinutes(5),
+  public static final ConfigKey<Duration> MAX_FUTURE_SKEW = KEYS.define("maxFutureSkew", LOW, DURATION, Duration.ofMinutes(5),
     atMost(Duration.ofDays(1)), "how far ahead of the gateway's clock an explicit `at` may be");
-  public static final ConfigKey<Integer> MAX_RANGE_BUCKETS = KEYS.define("maxRangeBuckets", INT, 1_000,
+  public static final ConfigKey<Integer> MAX_RANGE_BUCKETS = KEYS.define("maxRangeBuckets", LOW, INT, 1_000,
     between(1, 1_000_000), "widest range, in buckets, one read may ask for");
-  public static final ConfigKey<Integer> EXPIRY_INTERVAL_SECONDS = KEYS.define("expiryIntervalSeconds", INT, 60,
-    between(1, 86_400), "how often the retention job looks for expired buckets");
+  public static final ConfigKey<Duration> EXPIRY_INTERVAL = KEYS.define("expiryInterval", LOW, DURATION, Duration.ofMinutes(1),
+    between(Duration.ofSeconds(1), Duration.ofDays(1)), "how often the retention job looks for expired buckets")
+    .formerly("expiryIntervalSeconds", ChronoUnit.SECONDS);
 
   /** A bucket's length; buckets start at whole UTC minutes, hours or days since the epoch. */
   public enum Bucket {
@@ -66,7 +71,7 @@ public final class WindowOptions {
         + "), got " + ConfigKey.durationText(retention));
     }
     return new WindowOptions(bucket, retention, section.get(MAX_FUTURE_SKEW), section.get(MAX_RANGE_BUCKETS),
-      section.get(EXPIRY_INTERVAL_SECONDS));
+      (int) section.get(EXPIRY_INTERVAL).toSeconds());
   }
 
   public Bucket getBucket() {

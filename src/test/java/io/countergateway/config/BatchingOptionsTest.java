@@ -18,20 +18,20 @@ class BatchingOptionsTest {
   @Test
   @DisplayName("an idle flush source beats at least ten times within the retention, even at the smallest one accepted")
   void heartbeatWithinRetention() {
-    BatchingOptions smallest = batching(new JsonObject().put("flushIdRetentionSeconds", 60).put("writeTimeoutMs", 100)
-      .put("retryMaxMs", 500));
+    BatchingOptions smallest = batching(new JsonObject().put("flushIdRetention", "1m").put("writeTimeout", "100ms")
+      .put("retryBackoffMax", "500ms"));
     assertThat(smallest.flushSourceHeartbeatMs()).isEqualTo(6_000);
     assertThat(smallest.getFlushIdRetentionSeconds() * 1000L)
       .isGreaterThanOrEqualTo(BatchingOptions.HEARTBEATS_WITHIN_RETENTION * smallest.flushSourceHeartbeatMs());
     assertThat(batching(new JsonObject()).flushSourceHeartbeatMs()).as("at the default day").isEqualTo(60_000);
-    assertThat(batching(new JsonObject().put("flushIdRetentionSeconds", 300).put("writeTimeoutMs", 1_000)
-      .put("retryMaxMs", 2_000)).flushSourceHeartbeatMs()).isEqualTo(30_000);
+    assertThat(batching(new JsonObject().put("flushIdRetention", "5m").put("writeTimeout", "1s")
+      .put("retryBackoffMax", "2s")).flushSourceHeartbeatMs()).isEqualTo(30_000);
   }
 
   @Test
   @DisplayName("a retention shorter than a hundred retries is refused, naming the key")
   void retentionCoversRetries() {
-    assertThatThrownBy(() -> batching(new JsonObject().put("flushIdRetentionSeconds", 60)))
-      .isInstanceOf(ConfigException.class).hasMessageStartingWith("batching.flushIdRetentionSeconds: must be at least");
+    assertThatThrownBy(() -> batching(new JsonObject().put("flushIdRetention", "1m")))
+      .isInstanceOf(ConfigException.class).hasMessageStartingWith("batching.flushIdRetention: must be at least");
   }
 }

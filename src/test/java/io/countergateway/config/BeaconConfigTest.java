@@ -44,8 +44,8 @@ class BeaconConfigTest {
       .put("beacon", new JsonObject().put("maxBodyBytes", -1))))
       .hasMessageContaining("beacon.maxBodyBytes: must be between 0 and 1048576, got -1");
     assertThatThrownBy(() -> GatewayConfig.fromJson(withNamespaces(namespaces.copy())
-      .put("http", new JsonObject().put("corsMaxAgeSeconds", 100_000))))
-      .hasMessageContaining("http.corsMaxAgeSeconds: must be between 0 and 86400");
+      .put("http", new JsonObject().put("corsMaxAge", "100000s"))))
+      .hasMessageContaining("http.corsMaxAge: must be between 0s and 1d, got 100000s");
     assertThatThrownBy(() -> GatewayConfig.fromJson(withNamespaces(new JsonObject().put("pageviews",
       new JsonObject().put("beacon", new JsonObject().put("dropBots", "sometimes"))))))
       .hasMessageContaining("namespaces.pageviews.beacon.dropBots: must be true or false");
@@ -59,7 +59,7 @@ class BeaconConfigTest {
       "CG_NAMESPACES_PAGEVIEWS_BEACON_DROP_BOTS", "false",
       "CG_NAMESPACES_PAGEVIEWS_BEACON_HONOR_DO_NOT_TRACK", "true",
       "CG_BEACON_BOT_PATTERNS", "uptime,monitor",
-      "CG_HTTP_CORS_MAX_AGE_SECONDS", "600"));
+      "CG_HTTP_CORS_MAX_AGE", "10m"));
     GatewayConfig config = GatewayConfig.fromJson(merged);
     assertThat(config.namespace("pageviews").isDropBots()).isFalse();
     assertThat(config.namespace("pageviews").isHonorDoNotTrack()).isTrue();

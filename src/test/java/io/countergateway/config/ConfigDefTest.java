@@ -49,11 +49,11 @@ class ConfigDefTest {
   @DisplayName("an unset key reads as its definition's default")
   void defaultsComeFromTheDefinitions() {
     GatewayConfig config = GatewayConfig.fromJson(everySection());
-    assertThat(config.getBatching().getMaxDelayMs()).isEqualTo(BatchingOptions.MAX_DELAY_MS.defaultValue());
+    assertThat(config.getBatching().getMaxDelayMs()).isEqualTo(BatchingOptions.MAX_DELAY.defaultValue().toMillis());
     assertThat(config.getHttp().getPort()).isEqualTo(HttpOptions.PORT.defaultValue());
     assertThat(config.getHttp().getCorsOrigins()).isEqualTo(HttpOptions.CORS_ORIGINS.defaultValue());
     assertThat(config.getLimits().getMinDelta()).isEqualTo(LimitsOptions.MIN_DELTA.defaultValue());
-    assertThat(config.getShutdownTimeoutMs()).isEqualTo(GatewayConfig.SHUTDOWN_TIMEOUT_MS.defaultValue());
+    assertThat(config.getShutdownTimeoutMs()).isEqualTo(GatewayConfig.SHUTDOWN_TIMEOUT.defaultValue().toMillis());
     assertThat(config.namespace("downloads").getSlots()).isEqualTo(NamespaceOptions.SLOTS.defaultValue());
     assertThat(config.namespace("likes").getWindow().getRetention()).isEqualTo(WindowOptions.RETENTION.defaultValue());
     assertThat(config.getRollups().get(0).getBatchSize()).isEqualTo(RollupOptions.BATCH_SIZE.defaultValue());
@@ -82,23 +82,40 @@ class ConfigDefTest {
   @DisplayName("just outside a defined range, the value is refused naming its key and the range")
   void rangesAreEnforced() {
     Pattern range = Pattern.compile("(-?\\d+) – (-?\\d+)");
+    Pattern durations = Pattern.compile("(\\d+(?:ms|s|m|h|d)) – (\\d+(?:ms|s|m|h|d))");
     int checked = 0;
     for (ConfigKey<?> key : ConfigDef.allKeys()) {
       Matcher bounds = range.matcher(key.allowedText());
-      if (!bounds.find() || key.name().startsWith("rollups[]")) {
+      Matcher spans = durations.matcher(key.allowedText());
+      List<String> outside = new ArrayList<>();
+      String rule;
+      if (key.name().startsWith("rollups[]")) {
+        continue;
+      } else if (key.type() == ConfigKey.DURATION && spans.find()) {
+        long min = ConfigKey.DURATION.parse("min", spans.group(1)).toMillis();
+        long max = ConfigKey.DURATION.parse("max", spans.group(2)).toMillis();
+        if (min > 0) {
+          outside.add((min - 1) + "ms");
+        }
+        outside.add((max + 1) + "ms");
+        rule = "must be between " + spans.group(1) + " and " + spans.group(2);
+      } else if (bounds.find()) {
+        outside.add(Long.toString(Long.parseLong(bounds.group(1)) - 1));
+        outside.add(Long.toString(Long.parseLong(bounds.group(2)) + 1));
+        rule = "must be between " + bounds.group(1) + " and " + bounds.group(2);
+      } else {
         continue;
       }
       String dotted = key.name().replace("<name>", "likes");
-      for (long outside : new long[] {Long.parseLong(bounds.group(1)) - 1, Long.parseLong(bounds.group(2)) + 1}) {
+      for (String value : outside) {
         JsonObject raw = everySection();
-        ConfigLoader.put(raw, dotted, Long.toString(outside));
-        assertThatThrownBy(() -> GatewayConfig.fromJson(raw)).as(dotted + " = " + outside)
-          .isInstanceOf(ConfigException.class).hasMessageStartingWith(dotted + ": must be between " + bounds.group(1)
-            + " and " + bounds.group(2));
+        ConfigLoader.put(raw, dotted, value);
+        assertThatThrownBy(() -> GatewayConfig.fromJson(raw)).as(dotted + " = " + value)
+          .isInstanceOf(ConfigException.class).hasMessageStartingWith(dotted + ": " + rule);
       }
       checked++;
     }
-    assertThat(checked).isGreaterThan(40);
+    assertThat(checked).isGreaterThan(50);
   }
 
   @Test
@@ -111,7 +128,20 @@ class ConfigDefTest {
     assertThat(ConfigDef.find("namespaces.likes.window.bucket")).isSameAs(WindowOptions.BUCKET);
     assertThat(ConfigDef.find("rollups[3].keyColumn")).isSameAs(RollupOptions.KEY_COLUMN);
     assertThat(ConfigDef.find("namespaces.likes")).isNull();
-    assertThat(ConfigDef.markdownTable().lines().count()).isEqualTo(names.size() + 2);
+    assertThat(ConfigDef.markdownTable().lines().filter(line -> line.startsWith("| `")).count()).isEqualTo(names.size());
+    assertThat(ConfigDef.markdownTable().lines().filter(line -> line.startsWith("### ")))
+      .containsExactly("### What you set", "### What you turn on or change", "### Tuning");
+  }
+
+  @Test
+  @DisplayName("the keys a user sets are of high importance, tuning of low, and the high ones are few")
+  void importance() {
+    assertThat(ConfigDef.allKeys().stream().filter(key -> key.importance() == ConfigKey.Importance.HIGH)
+      .map(ConfigKey::name)).contains("http.host", "http.port", "database.kind", "database.host", "database.password",
+        "journal.dir", "auth.tokens", "namespaces.<name>.slots", "namespaces.<name>.public").hasSizeLessThan(20);
+    assertThat(BatchingOptions.RETRY_BACKOFF.importance()).isEqualTo(ConfigKey.Importance.LOW);
+    assertThat(LaneOptions.LEASE.importance()).isEqualTo(ConfigKey.Importance.LOW);
+    assertThat(HttpOptions.TLS_CERT_FILE.importance()).isEqualTo(ConfigKey.Importance.MEDIUM);
   }
 
   @Test

@@ -26,27 +26,31 @@ import java.util.stream.Collectors;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The docs name exactly the keys the definitions ({@link ConfigDef}) declare, with their defaults.
+ * The docs name exactly the keys the definitions ({@link ConfigDef}) declare, with their defaults, and the shipped
+ * files show what a user sets without restating the rest.
  *
  * <ul>
- *   <li><b>README</b>: the table between the two {@code configuration keys} markers is {@link ConfigDef#markdownTable()}
- *   (one row per key), so it names no key the code lacks, misses none and states each definition's default. Run
- *   {@code mvn test -Dtest=ConfigDocsTest -Dconfig.docs.write=true} to write it after changing a definition.</li>
- *   <li><b>conf/gateway.yaml</b>, the default file, documents every key. A key with a fixed default is set there
- *   (not commented out) to exactly that default; a key without one (derived, required or optional) and every
- *   per-entry key ({@code namespaces.<name>.*}, {@code rollups[].*}) appears at least once, set or as a commented-out
- *   line. A commented-out setting is a comment whose text is a YAML {@code key: value} line (or a {@code - } list
- *   item): removing {@code "# "} must leave valid YAML, so prose comments must not start with {@code word:}.</li>
+ *   <li><b>docs/configuration.md</b>: the tables between the two {@code configuration keys} markers are
+ *   {@link ConfigDef#markdownTable()} (one per importance, the high keys first, one row per key), so they name no key
+ *   the code lacks, miss none and state each definition's default. Run
+ *   {@code mvn test -Dtest=ConfigDocsTest -Dconfig.docs.write=true} to write them after changing a definition.</li>
+ *   <li><b>conf/gateway.yaml</b>, the default file, shows every key of high importance (what a user sets): one with a
+ *   fixed default is set there (not commented out) to exactly that default; one without (derived, required or
+ *   optional) and every per-entry one ({@code namespaces.<name>.slots}) appears at least once, set or as a
+ *   commented-out line. A commented-out setting is a comment whose text is a YAML {@code key: value} line (or a
+ *   {@code - } list item): removing {@code "# "} must leave valid YAML, so prose comments must not start with
+ *   {@code word:}.</li>
  *   <li><b>conf/postgres.yaml, conf/mysql.yaml, conf/kubernetes.yaml, conf/container.yaml</b> (the k8s ConfigMap and the
- *   image's default; the k8s
- *   overlays hold no configuration file, only {@code CG_*} variables, which {@code KubernetesManifestsTest} checks)
- *   set only what their setup needs: every key they name, set or commented out, must exist.</li>
+ *   image's default; the k8s overlays hold no configuration file, only {@code CG_*} variables, which
+ *   {@code KubernetesManifestsTest} checks) set only what their setup needs: every key they name, set or commented
+ *   out, must exist.</li>
  * </ul>
- * In every file, each value stated, set or commented out, must be one its key accepts.
+ * In every file, each value stated, set or commented out, must be one its key accepts, and no key but a high one is
+ * set to its default: the rest is documented in docs/configuration.md, not restated.
  */
-@DisplayName("The README table and the shipped configuration files against the key definitions")
+@DisplayName("The configuration table of the docs and the shipped configuration files against the key definitions")
 class ConfigDocsTest {
-  static final Path README = Path.of("README.md");
+  static final Path DOCS = Path.of("docs", "configuration.md");
   static final String BEGIN = "<!-- configuration keys: generated from the definitions (ConfigDef), checked by ConfigDocsTest -->";
   static final String END = "<!-- end of configuration keys -->";
   private static final Pattern COMMENTED_SETTING =
@@ -54,21 +58,21 @@ class ConfigDocsTest {
   private static final Pattern ROW = Pattern.compile("^\\| `([^`]+)` \\| ([^|]*?) \\|");
 
   @Test
-  @DisplayName("the README's configuration table is the one the definitions give")
-  void readmeTable() throws IOException {
-    String readme = Files.readString(README);
-    int begin = readme.indexOf(BEGIN);
-    int end = readme.indexOf(END);
-    assertThat(begin).as("README markers " + BEGIN + " … " + END).isNotNegative();
+  @DisplayName("the configuration table of docs/configuration.md is the one the definitions give")
+  void docsTable() throws IOException {
+    String docs = Files.readString(DOCS);
+    int begin = docs.indexOf(BEGIN);
+    int end = docs.indexOf(END);
+    assertThat(begin).as(DOCS + " markers " + BEGIN + " … " + END).isNotNegative();
     assertThat(end).isGreaterThan(begin);
-    String documented = readme.substring(begin + BEGIN.length(), end).strip() + "\n";
+    String documented = docs.substring(begin + BEGIN.length(), end).strip() + "\n";
     String expected = ConfigDef.markdownTable();
     if (!documented.equals(expected) && Boolean.getBoolean("config.docs.write")) {
-      Files.writeString(README, readme.substring(0, begin + BEGIN.length()) + "\n" + expected + readme.substring(end));
+      Files.writeString(DOCS, docs.substring(0, begin + BEGIN.length()) + "\n" + expected + docs.substring(end));
       return;
     }
-    assertThat(tableProblems(documented)).as("README configuration table").isEmpty();
-    assertThat(documented).as("README configuration table (write it with -Dconfig.docs.write=true)").isEqualTo(expected);
+    assertThat(tableProblems(documented)).as(DOCS + " configuration table").isEmpty();
+    assertThat(documented).as(DOCS + " configuration table (write it with -Dconfig.docs.write=true)").isEqualTo(expected);
   }
 
   /** Keys the table names that the code lacks, keys it misses, and defaults other than the definitions'. */
@@ -96,40 +100,41 @@ class ConfigDocsTest {
   }
 
   @Test
-  @DisplayName("conf/gateway.yaml documents every key, each key with a fixed default set to it")
+  @DisplayName("conf/gateway.yaml shows every key a user sets, each with a fixed default set to it, and restates no other default")
   void defaultFileIsComplete() throws IOException {
     assertThat(fileProblems(Path.of("conf/gateway.yaml"), true)).isEmpty();
   }
 
   @ParameterizedTest(name = "{0}")
   @ValueSource(strings = {"conf/postgres.yaml", "conf/mysql.yaml", "conf/kubernetes.yaml", "conf/container.yaml"})
-  @DisplayName("the other shipped files name only existing keys, with values they accept")
+  @DisplayName("the other shipped files name only existing keys, with values they accept, and restate no default but a high key's")
   void partialFilesNameRealKeys(String file) throws IOException {
     assertThat(fileProblems(Path.of(file), false)).isEmpty();
   }
 
   @Test
-  @DisplayName("the check finds a wrong default, a missing key, a commented-out default, an unknown key and a bad value")
+  @DisplayName("the check finds a wrong default, a missing key, a commented-out default, a restated default, an unknown key and a bad value")
   void checkFindsDrift(@TempDir Path dir) throws IOException {
     String original = Files.readString(Path.of("conf/gateway.yaml"));
     Path file = dir.resolve("gateway.yaml");
-    Files.writeString(file, original.replace("  maxKeys: 1000 ", "  maxKeys: 999  ")
-      .replace("  maxDelayMs: 2 ", "  # maxDelayMs: 2")
-      .replace("  level: info ", "  levl: info  ")
-      .replace("  leaseMs: 15000 ", "  leaseMs: 10   ")
-      .replace("maxRangeBuckets: 1000, ", ""));
+    Files.writeString(file, original.replace("  port: 8080 ", "  port: 9090 ")
+      .replace("  name: counters", "  # name: counters")
+      .replace("  dataDir: ./data ", "  dataDr: ./data  ")
+      .replace("journal:\n", "journal:\n  fsync: always\n  segmentBytes: 1\n")
+      .replace("window: { bucket: hour }", "window: { retention: 30d }"));
     assertThat(fileProblems(file, true)).containsExactlyInAnyOrder(
-      "batching.maxKeys: set to 999, the definition's default is 1000",
-      "batching.maxDelayMs: missing (it is commented out)",
-      "logging.levl: no such key",
-      "logging.level: missing",
-      "lanes.leaseMs: must be between 300 and 600000, got 10",
-      "lanes.leaseMs: set to 10, the definition's default is 15000",
-      "namespaces.<name>.window.maxRangeBuckets: missing");
+      "http.port: set to 9090, the definition's default is 8080",
+      "database.name: missing (it is commented out)",
+      "database.dataDr: no such key",
+      "database.dataDir: missing",
+      "journal.fsync: restates its default (always): only a high key does",
+      "journal.segmentBytes: must be between 65536 and 268435456, got 1",
+      "namespaces.<name>.window.retention: restates its default (30d): only a high key does",
+      "namespaces.<name>.window.bucket: missing");
     String table = ConfigDef.markdownTable();
-    assertThat(tableProblems(table.replace("`2` | 0 – 60000", "`5` | 0 – 60000").replace("`lanes.leaseMs`", "`lanes.leaseMz`")))
-      .containsExactlyInAnyOrder("batching.maxDelayMs: states default 5, the definition says 2", "lanes.leaseMz: no such key",
-        "lanes.leaseMs: missing");
+    assertThat(tableProblems(table.replace("`2ms` | duration", "`5ms` | duration").replace("`lanes.lease`", "`lanes.leaseMz`")))
+      .containsExactlyInAnyOrder("batching.maxDelay: states default 5ms, the definition says 2ms", "lanes.leaseMz: no such key",
+        "lanes.lease: missing");
   }
 
   /** The problems of one file; {@code complete}: it must document every key (the default file). */
@@ -148,8 +153,18 @@ class ConfigDocsTest {
         }
       }
     }
+    for (Map.Entry<String, Object> entry : set.entrySet()) {
+      ConfigKey<?> key = ConfigDef.find(entry.getKey());
+      if (key.importance() != ConfigKey.Importance.HIGH && key.defaultKind() == ConfigKey.DefaultKind.VALUE
+        && entry.getValue() != null && Objects.equals(parsedOrNull(key, entry.getValue()), key.defaultValue())) {
+        problems.add(key.name() + ": restates its default (" + key.defaultText() + "): only a high key does");
+      }
+    }
     if (complete) {
       for (ConfigKey<?> key : ConfigDef.allKeys()) {
+        if (key.importance() != ConfigKey.Importance.HIGH) {
+          continue;
+        }
         boolean fixedDefault = key.defaultKind() == ConfigKey.DefaultKind.VALUE && !key.perEntry();
         Map<String, Object> where = fixedDefault ? set : named;
         if (where.keySet().stream().noneMatch(key::matches)) {
@@ -207,6 +222,8 @@ class ConfigDocsTest {
         problems.add(path + ": no such key or section");
       }
       map.forEach((name, child) -> walk(child, path.isEmpty() ? String.valueOf(name) : path + "." + name, settings, problems));
+    } else if (node == null && isSection(path)) {
+      // a section whose keys are all commented out (management:)
     } else {
       problems.add(path + ": no such key");
     }

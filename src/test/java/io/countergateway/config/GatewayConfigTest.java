@@ -57,9 +57,9 @@ class GatewayConfigTest {
   @Test
   @DisplayName("environment variables named after a key's path override the file")
   void environmentOverrides() {
-    JsonObject raw = minimal().put("batching", new JsonObject().put("maxDelayMs", 2));
+    JsonObject raw = minimal().put("batching", new JsonObject().put("maxDelay", "2ms"));
     JsonObject merged = ConfigLoader.applyEnvironment(raw, Map.of(
-      "CG_BATCHING_MAX_DELAY_MS", "7",
+      "CG_BATCHING_MAX_DELAY", "7ms",
       "CG_HTTP_PORT", "9090",
       "CG_DATABASE_PASSWORD", "s3cret",
       "CG_NAMESPACES_PAGEVIEWS_SLOTS", "32"));
@@ -80,7 +80,8 @@ class GatewayConfigTest {
 
   @ParameterizedTest(name = "{0} = {1}")
   @CsvSource(delimiter = '|', value = {
-    "batching.maxDelayMs | -1 | batching.maxDelayMs: must be between 0 and 60000",
+    "batching.maxDelay | 2m | batching.maxDelay: must be between 0s and 1m, got 2m",
+    "batching.maxDelay | 5 | batching.maxDelay: must be a duration, a whole number followed by ms, s, m, h or d (e.g. 30s), got '5'",
     "batching.maxKeys | many | batching.maxKeys: must be a whole number",
     "http.port | 70000 | http.port: must be between 0 and 65535",
     "database.kind | oracle | database.kind: must be one of embedded-postgres, postgres, mysql",

@@ -24,7 +24,7 @@ class LifecycleConfigTest {
   @Test
   @DisplayName("reads a roll-up as the issue writes it, with defaults for interval and batch size")
   void readsARollup() {
-    GatewayConfig config = GatewayConfig.fromJson(config(rollup().put("intervalSeconds", 10)));
+    GatewayConfig config = GatewayConfig.fromJson(config(rollup().put("interval", "10s")));
     assertThat(config.getRollups()).singleElement().satisfies(rollup -> {
       assertThat(rollup.getTable()).isEqualTo("repositories");
       assertThat(rollup.getIntervalSeconds()).isEqualTo(10);
@@ -43,8 +43,8 @@ class LifecycleConfigTest {
     JsonObject withoutKey = rollup();
     withoutKey.remove("keyColumn");
     assertThatThrownBy(() -> GatewayConfig.fromJson(config(withoutKey))).hasMessageStartingWith("rollups[0].keyColumn:");
-    assertThatThrownBy(() -> GatewayConfig.fromJson(config(rollup().put("intervalSeconds", 0))))
-      .hasMessage("rollups[0].intervalSeconds: must be between 1 and 86400, got 0");
+    assertThatThrownBy(() -> GatewayConfig.fromJson(config(rollup().put("interval", "0s"))))
+      .hasMessage("rollups[0].interval: must be between 1s and 1d, got 0s");
     assertThatThrownBy(() -> GatewayConfig.fromJson(config(rollup().put("valueColumm", "x"))))
       .hasMessage("rollups[0].valueColumm: unknown key (did you mean rollups[0].valueColumn?)");
     JsonObject twice = config(rollup());
@@ -52,7 +52,7 @@ class LifecycleConfigTest {
     assertThatThrownBy(() -> GatewayConfig.fromJson(twice)).hasMessage("rollups[1].namespace: 'downloads' already has a roll-up");
     assertThatThrownBy(() -> GatewayConfig.fromJson(config(rollup()).put("rollups", "downloads")))
       .hasMessage("rollups: must be a list of mappings");
-    assertThatThrownBy(() -> GatewayConfig.fromJson(config(rollup()).put("compaction", new JsonObject().put("idleSeconds", 0))))
-      .hasMessage("compaction.idleSeconds: must be between 1 and 31536000, got 0");
+    assertThatThrownBy(() -> GatewayConfig.fromJson(config(rollup()).put("compaction", new JsonObject().put("idleAfter", "0s"))))
+      .hasMessage("compaction.idleAfter: must be between 1s and 365d, got 0s");
   }
 }

@@ -37,7 +37,7 @@ class StrictConfigTest {
       """);
     assertThatThrownBy(() -> await(ConfigLoader.load(vertx, file.toString())))
       .hasRootCauseInstanceOf(ConfigException.class)
-      .rootCause().hasMessage("batching.maxDelayMz: unknown key (did you mean batching.maxDelayMs?)");
+      .rootCause().hasMessage("batching.maxDelayMz: unknown key (did you mean batching.maxDelay?)");
   }
 
   @Test
@@ -56,7 +56,88 @@ class StrictConfigTest {
     assertThat(runMain(Map.of("CG_HTTP_PORTT", "9090"), "--config", "conf/gateway.yaml"))
       .isEqualTo("2 configuration error: CG_HTTP_PORTT: unknown variable (did you mean CG_HTTP_PORT?)");
     assertThat(runMain(Map.of(), "--config", file.toString()))
-      .isEqualTo("2 configuration error: batching.maxDelayMz: unknown key (did you mean batching.maxDelayMs?)");
+      .isEqualTo("2 configuration error: batching.maxDelayMz: unknown key (did you mean batching.maxDelay?)");
+  }
+
+  @Test
+  @DisplayName("CG_NAMESPACES declares namespaces besides the file's, whose keys are then variables too")
+  void namespacesFromTheEnvironment() {
+    JsonObject merged = ConfigLoader.applyEnvironment(minimal(), Map.of(
+      "CG_NAMESPACES", "visits, page-views",
+      "CG_NAMESPACES_VISITS_PUBLIC", "true",
+      "CG_NAMESPACES_VISITS_WINDOW_BUCKET", "day",
+      "CG_NAMESPACES_PAGE_VIEWS_SLOTS", "32"));
+    GatewayConfig config = GatewayConfig.fromJson(merged);
+
+    assertThat(config.getNamespaces().keySet()).containsExactly("likes", "visits", "page-views");
+    assertThat(config.namespace("visits").isPublic()).isTrue();
+    assertThat(config.namespace("visits").getWindow().getBucket()).isEqualTo(WindowOptions.Bucket.DAY);
+    assertThat(config.namespace("visits").getSlots()).isEqualTo(NamespaceOptions.SLOTS.defaultValue());
+    assertThat(config.namespace("page-views").getSlots()).isEqualTo(32);
+    assertThat(config.namespace("page-views").isWindowed()).isFalse();
+    assertThat(config.namespace("likes").getSlots()).as("the file's own").isEqualTo(4);
+  }
+
+  @Test
+  @DisplayName("a variable of a namespace nobody declared says where namespaces are declared, and does not suggest another namespace's")
+  void undeclaredNamespaceVariable() {
+    assertThatThrownBy(() -> ConfigLoader.applyEnvironment(minimal(), Map.of("CG_NAMESPACES_VISITS_SLOTS", "16"),
+      "conf/container.yaml"))
+      .isInstanceOf(ConfigException.class)
+      .hasMessage("CG_NAMESPACES_VISITS_SLOTS: names a key of namespace visits, which is not declared: "
+        + "declare it under namespaces: in conf/container.yaml, or in CG_NAMESPACES (CG_NAMESPACES=visits)");
+    assertThatThrownBy(() -> ConfigLoader.applyEnvironment(minimal(), Map.of("CG_NAMESPACES_LIKSE_SLOTS", "16")))
+      .hasMessageEndingWith("(CG_NAMESPACES=likse) (did you mean CG_NAMESPACES_LIKES_SLOTS?)");
+    assertThatThrownBy(() -> ConfigLoader.applyEnvironment(minimal(), Map.of("CG_NAMESPACES", "Visits!")))
+      .hasMessageStartingWith("CG_NAMESPACES: 'Visits!' is not a namespace name: a namespace name must be 1-64 of");
+    assertThatThrownBy(() -> ConfigLoader.applyEnvironment(minimal(), Map.of("CG_NAMESPACES_LIKES_SLOTZ", "16")))
+      .hasMessage("CG_NAMESPACES_LIKES_SLOTZ: unknown variable (did you mean CG_NAMESPACES_LIKES_SLOTS?)");
+  }
+
+  @Test
+  @DisplayName("a duration key under its former name is refused in one line naming the new key and the value to write")
+  void formerDurationKey(Vertx vertx, @TempDir Path dir) throws Exception {
+    Path file = dir.resolve("gateway.yaml");
+    Files.writeString(file, """
+      batching:
+        maxDelayMs: 5
+      namespaces:
+        likes: { slots: 4, window: { bucket: hour, expiryIntervalSeconds: 120 } }
+      """);
+    assertThatThrownBy(() -> await(ConfigLoader.load(vertx, file.toString())))
+      .rootCause().hasMessage("batching.maxDelayMs: is now batching.maxDelay, a duration such as 5ms");
+    JsonObject windowed = minimal();
+    windowed.getJsonObject("namespaces").getJsonObject("likes").put("window", new JsonObject().put("bucket", "hour")
+      .put("expiryIntervalSeconds", 120));
+    assertThatThrownBy(() -> GatewayConfig.fromJson(windowed)).hasMessage(
+      "namespaces.likes.window.expiryIntervalSeconds: is now namespaces.likes.window.expiryInterval, a duration such as 2m");
+    JsonObject rollup = minimal().put("rollups", new io.vertx.core.json.JsonArray().add(new JsonObject()
+      .put("namespace", "likes").put("table", "t").put("keyColumn", "k").put("valueColumn", "v").put("intervalSeconds", "soon")));
+    assertThatThrownBy(() -> GatewayConfig.fromJson(rollup))
+      .hasMessage("rollups[0].intervalSeconds: is now rollups[0].interval, a duration such as 10s");
+  }
+
+  @Test
+  @DisplayName("a CG_ variable under a duration key's former name is refused naming the new variable and the value")
+  void formerDurationVariable() {
+    assertThatThrownBy(() -> ConfigLoader.applyEnvironment(minimal(), Map.of("CG_BATCHING_MAX_DELAY_MS", "5")))
+      .isInstanceOf(ConfigException.class)
+      .hasMessage("CG_BATCHING_MAX_DELAY_MS: is now CG_BATCHING_MAX_DELAY (batching.maxDelay), a duration such as 5ms");
+    assertThatThrownBy(() -> ConfigLoader.applyEnvironment(minimal(), Map.of("CG_SHUTDOWN_TIMEOUT_MS", "20000")))
+      .hasMessage("CG_SHUTDOWN_TIMEOUT_MS: is now CG_SHUTDOWN_TIMEOUT (shutdown.timeout), a duration such as 20s");
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @ValueSource(strings = {"lanes.enabled", "batching.exactlyOnce"})
+  @DisplayName("a key that is no more is refused saying what took its place, in the file and as a variable")
+  void retiredKeys(String key) {
+    JsonObject raw = minimal();
+    ConfigLoader.put(raw, key, "false");
+    assertThatThrownBy(() -> GatewayConfig.fromJson(raw)).isInstanceOf(ConfigException.class)
+      .hasMessageStartingWith(key + ": is no longer a key: ");
+    String variable = ConfigLoader.envName(key);
+    assertThatThrownBy(() -> ConfigLoader.applyEnvironment(minimal(), Map.of(variable, "false")))
+      .hasMessageStartingWith(variable + ": is no longer a variable (" + key + "): ");
   }
 
   /**
@@ -64,8 +145,10 @@ class StrictConfigTest {
    * (its log on standard output and error together, as a container's log has them).
    */
   private static String runMain(Map<String, String> env, String... args) throws Exception {
+    // C1 only and the serial collector: a JVM that refuses its configuration lives a second, and starts sooner so
     List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-      "-cp", System.getProperty("java.class.path"), "io.countergateway.Main"));
+      "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"),
+      "io.countergateway.Main"));
     command.addAll(List.of(args));
     ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
     builder.environment().keySet().removeIf(name -> name.startsWith(ConfigLoader.ENV_PREFIX));
@@ -112,7 +195,7 @@ class StrictConfigTest {
     JsonObject merged = ConfigLoader.applyEnvironment(raw, Map.of(
       "CG_NAMESPACES_REPO_STARS_SLOTS", "8",
       "CG_LOGGING_FORMAT", "json",
-      "CG_LIMITS_IDLE_TIMEOUT_SECONDS", "30",
+      "CG_LIMITS_IDLE_TIMEOUT", "30s",
       "CG_CONFIG", "conf/other.yaml",
       "HOME", "/root"));
     GatewayConfig config = GatewayConfig.fromJson(merged);
@@ -125,7 +208,7 @@ class StrictConfigTest {
   @DisplayName("the known keys are the ones the option classes read, defaults included")
   void knownKeysComeFromTheCode() {
     assertThat(ConfigLoader.knownKeys(minimal()))
-      .contains("http.port", "batching.maxDelayMs", "database.passwordFile", "auth.tokensFile", "shutdown.timeoutMs",
+      .contains("http.port", "batching.maxDelay", "database.passwordFile", "auth.tokensFile", "shutdown.timeout",
         "logging.format", "namespaces.likes.slots", "namespaces.likes.public")
       .doesNotContain("namespaces.likes");
   }

@@ -92,4 +92,18 @@ class TlsConfigTest {
       .put("certFile", cert).put("keyFile", key).put("caFile", pem(dir, "ca.crt").toString())));
     assertThat(mutual.getTls().isEnabled()).isTrue();
   }
+
+  @Test
+  @DisplayName("a cluster member on a network address without TLS refuses the start naming cluster.host, unless cluster.insecure")
+  void openClusterFailsClosed(@TempDir Path dir) throws IOException {
+    JsonObject open = new JsonObject().put("enabled", true).put("host", "10.0.0.5");
+    assertThatThrownBy(() -> ClusterOptions.fromJson(open.copy()))
+      .hasMessageStartingWith("cluster.host: '10.0.0.5' is not a loopback address and the event bus has no TLS")
+      .hasMessageContaining("cluster.insecure: true");
+    assertThat(ClusterOptions.fromJson(open.copy().put("insecure", true)).isInsecure()).isTrue();
+    assertThat(ClusterOptions.fromJson(new JsonObject().put("enabled", true).put("host", "127.0.0.1")).isEnabled()).isTrue();
+    assertThat(ClusterOptions.fromJson(open.copy().put("tls", new JsonObject().put("certFile", pem(dir, "m.crt").toString())
+      .put("keyFile", pem(dir, "m.key").toString()).put("caFile", pem(dir, "ca.crt").toString()))).getTls().isEnabled())
+      .isTrue();
+  }
 }

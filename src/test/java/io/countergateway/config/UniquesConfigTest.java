@@ -29,7 +29,7 @@ class UniquesConfigTest {
     assertThat(plain.getHttp().getTrustedProxies().isEmpty()).isTrue();
     assertThat(plain.getUniques().getLgK()).isEqualTo(12);
     GatewayConfig unique = GatewayConfig.fromJson(withVisits(new JsonObject().put("public", true).put("unique", true)
-      .put("window", window())).put("uniques", new JsonObject().put("lgK", 14).put("flushIntervalMs", 250)));
+      .put("window", window())).put("uniques", new JsonObject().put("lgK", 14).put("flushInterval", "250ms")));
     assertThat(unique.namespace("visits").isUnique()).isTrue();
     assertThat(unique.hasUniques()).isTrue();
     assertThat(unique.getUniques().getLgK()).isEqualTo(14);
@@ -55,8 +55,8 @@ class UniquesConfigTest {
     assertThatThrownBy(() -> GatewayConfig.fromJson(withVisits(visits.copy()).put("uniques", new JsonObject().put("lgK", 30))))
       .hasMessageContaining("uniques.lgK: must be between 4 and 21, got 30");
     assertThatThrownBy(() -> GatewayConfig.fromJson(withVisits(visits.copy())
-      .put("uniques", new JsonObject().put("flushIntervalMs", 0))))
-      .hasMessageContaining("uniques.flushIntervalMs: must be between 10 and 60000");
+      .put("uniques", new JsonObject().put("flushInterval", "0s"))))
+      .hasMessageContaining("uniques.flushInterval: must be between 10ms and 1m, got 0s");
     assertThatThrownBy(() -> GatewayConfig.fromJson(withVisits(visits.copy()).put("uniques", new JsonObject().put("lgk", 12))))
       .hasMessageContaining("uniques.lgk: unknown key (did you mean uniques.lgK?)");
   }

@@ -37,7 +37,7 @@ class WindowOptionsTest {
     "{\"bucket\":\"week\"}|namespaces.views.window.bucket: must be one of minute, hour, day",
     "{\"retention\":\"30d\"}|namespaces.views.window.bucket: is required",
     "{\"bucket\":\"day\",\"retention\":\"2h\"}|namespaces.views.window.retention: must be at least one bucket",
-    "{\"bucket\":\"hour\",\"retention\":\"thirty days\"}|namespaces.views.window.retention: must be a whole number followed by",
+    "{\"bucket\":\"hour\",\"retention\":\"thirty days\"}|namespaces.views.window.retention: must be a duration, a whole number followed by",
     "{\"bucket\":\"hour\",\"maxFutureSkew\":\"2d\"}|namespaces.views.window.maxFutureSkew: must be at most 1d",
     "{\"bucket\":\"hour\",\"maxRangeBuckets\":0}|namespaces.views.window.maxRangeBuckets: must be between 1",
     "{\"bucket\":\"hour\",\"size\":3}|namespaces.views.window.size"})

@@ -1,6 +1,6 @@
 package io.countergateway.contract;
 
-import io.countergateway.bus.CounterClient;
+import io.countergateway.CounterClient;
 import io.countergateway.testing.DirectSql;
 import io.countergateway.testing.GatewayFixture;
 import io.vertx.core.Future;
@@ -24,7 +24,7 @@ class AddAndGetIT {
   /** A read cache of a minute: add-and-get must read past it. */
   private static GatewayFixture start(String database) {
     return GatewayFixture.start(GatewayFixture.baseConfig(DirectSql.config(database), "addget_counters")
-      .put("reads", new JsonObject().put("cacheMillis", 60_000)));
+      .put("reads", new JsonObject().put("cacheMaxAge", "1m")));
   }
 
   private static Future<HttpResponse<Buffer>> addAndGet(GatewayFixture gateway, String id, String query) {

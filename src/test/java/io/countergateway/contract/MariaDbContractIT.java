@@ -4,7 +4,7 @@ import io.countergateway.testing.TestDatabases;
 import io.vertx.core.json.JsonObject;
 import org.junit.jupiter.api.DisplayName;
 
-@DisplayName("The gateway on embedded MariaDB")
+@DisplayName("The gateway on MariaDB")
 class MariaDbContractIT extends GatewayContractTest {
   @Override
   JsonObject database() {

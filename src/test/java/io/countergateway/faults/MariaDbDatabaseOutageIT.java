@@ -2,8 +2,8 @@ package io.countergateway.faults;
 
 import org.junit.jupiter.api.DisplayName;
 
-@DisplayName("A database outage under load, on embedded MariaDB")
-class MariaDbDatabaseOutageIT extends DatabaseOutageFaultTest {
+@DisplayName("A database outage under load, on MariaDB")
+class MariaDbDatabaseOutageIT extends DatabaseOutageContract {
   @Override
   FaultDatabase database() {
     return FaultDatabase.MARIADB;

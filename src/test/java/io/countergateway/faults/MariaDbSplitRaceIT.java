@@ -2,8 +2,8 @@ package io.countergateway.faults;
 
 import org.junit.jupiter.api.DisplayName;
 
-@DisplayName("A split racing a late copy of its first attempt, on embedded MariaDB")
-class MariaDbSplitRaceIT extends SplitRaceFaultTest {
+@DisplayName("A split racing a late copy of its first attempt, on MariaDB")
+class MariaDbSplitRaceIT extends SplitRaceContract {
   @Override
   FaultDatabase database() {
     return FaultDatabase.MARIADB;

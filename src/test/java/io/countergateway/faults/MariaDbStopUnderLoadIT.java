@@ -2,8 +2,8 @@ package io.countergateway.faults;
 
 import org.junit.jupiter.api.DisplayName;
 
-@DisplayName("Stopping the gateway under load, on embedded MariaDB")
-class MariaDbStopUnderLoadIT extends StopUnderLoadFaultTest {
+@DisplayName("Stopping the gateway under load, on MariaDB")
+class MariaDbStopUnderLoadIT extends StopUnderLoadContract {
   @Override
   FaultDatabase database() {
     return FaultDatabase.MARIADB;

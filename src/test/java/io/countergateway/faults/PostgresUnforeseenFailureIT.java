@@ -3,7 +3,7 @@ package io.countergateway.faults;
 import org.junit.jupiter.api.DisplayName;
 
 @DisplayName("Failures nobody listed, silent connections and split flushes, on embedded PostgreSQL")
-class PostgresUnforeseenFailureIT extends UnforeseenFailureFaultTest {
+class PostgresUnforeseenFailureIT extends UnforeseenFailureContract {
   @Override
   FaultDatabase database() {
     return FaultDatabase.POSTGRES;

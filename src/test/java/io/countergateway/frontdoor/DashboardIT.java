@@ -19,6 +19,7 @@ import org.openqa.selenium.Dimension;
 import org.openqa.selenium.JavascriptExecutor;
 import org.openqa.selenium.OutputType;
 import org.openqa.selenium.WebElement;
+import org.openqa.selenium.support.ui.Select;
 import org.openqa.selenium.support.ui.WebDriverWait;
 
 import java.io.IOException;
@@ -27,6 +28,10 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.text.NumberFormat;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.LocalDate;
+import java.time.ZoneOffset;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -39,9 +44,11 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * The dashboard at {@code /ui/} in Debian's headless Chromium, against a gateway on the embedded PostgreSQL seeded with
- * a windowed namespace that counts unique visitors and a plain one: the page loads without a console error, its numbers
- * are the API's answers for the same range, the chart is drawn from the same buckets, and it fits a phone's width. A
- * screenshot is kept as {@code target/dashboard.png}. Skipped where Chromium or chromedriver is not installed.
+ * an hourly namespace that counts unique visitors, a daily one and plain ones: the page loads without a console error,
+ * opens the first windowed namespace, its numbers are the API's answers for the same range, the chart is drawn from
+ * the same buckets, every view has an address, the top list refreshes itself, and it fits a phone's width. Screenshots
+ * are kept as {@code target/dashboard.png} (desktop) and {@code target/dashboard-phone.png}. Skipped where Chromium or
+ * chromedriver is not installed.
  */
 @DisplayName("The counters dashboard in headless Chromium")
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
@@ -64,8 +71,10 @@ class DashboardIT {
     }
     JsonObject config = GatewayFixture.baseConfig(TestDatabases.postgres(), "dashboard_counters");
     config.getJsonObject("namespaces").put("views", new JsonObject().put("slots", 4).put("public", true)
-      .put("unique", true).put("window", new JsonObject().put("bucket", "hour").put("retention", "2d")));
-    config.put("uniques", new JsonObject().put("flushIntervalMs", 100));
+      .put("unique", true).put("window", new JsonObject().put("bucket", "hour").put("retention", "2d")))
+      .put("daily", new JsonObject().put("slots", 4).put("window", new JsonObject().put("bucket", "day")
+        .put("retention", "30d")));
+    config.put("uniques", new JsonObject().put("flushInterval", "100ms"));
     fixture = GatewayFixture.start(config);
     base = "http://127.0.0.1:" + fixture.gateway.port();
     seed();
@@ -82,7 +91,10 @@ class DashboardIT {
     }
   }
 
-  /** 30 page views of /home by 10 browsers, 12 of /about by 4, a large count on "big", and two plain counters. */
+  /**
+   * 30 page views of /home by 10 browsers, 12 of /about by 4, a large count on "big", two plain counters, and a
+   * daily counter "spread" counted today (1), a day ago (2) and three days ago (4).
+   */
   private void seed() {
     List<Future<?>> sent = new ArrayList<>();
     for (int i = 0; i < 30; i++) {
@@ -96,6 +108,13 @@ class DashboardIT {
       HttpResponse<Buffer> answer = await(fixture.http.post("/v1/counters/" + increment[0] + "/" + increment[1]
         + "/increments").sendJsonObject(new JsonObject().put("delta", Long.parseLong(increment[2]))));
       assertThat(answer.statusCode()).isEqualTo(200);
+    }
+    Instant now = Instant.now();
+    for (int[] daysAgoAndDelta : new int[][] {{0, 1}, {1, 2}, {3, 4}}) {
+      HttpResponse<Buffer> answer = await(fixture.http.post("/v1/counters/daily/spread/increments")
+        .sendJsonObject(new JsonObject().put("delta", daysAgoAndDelta[1])
+          .put("at", now.minus(Duration.ofDays(daysAgoAndDelta[0])).toString())));
+      assertThat(answer.statusCode()).as(answer.bodyAsString()).isEqualTo(200);
     }
     long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
     while (System.nanoTime() < deadline) {
@@ -128,6 +147,23 @@ class DashboardIT {
 
   private WebDriverWait waiting() {
     return new WebDriverWait(chromium.browser, Duration.ofSeconds(15));
+  }
+
+  /** The page at {@code address} (relative to the gateway), once it shows {@code rows} rows of a top list (-1: any). */
+  private WebElement openTop(String address, int rows) {
+    chromium.browser.get(base + address);
+    WebElement top = chromium.browser.findElement(By.id("top"));
+    waiting().until(driver -> "true".equals(top.getDomAttribute("data-loaded"))
+      && (rows < 0 || top.findElements(By.cssSelector("tbody tr")).size() == rows));
+    return top;
+  }
+
+  private Object script(String script) {
+    return ((JavascriptExecutor) chromium.browser).executeScript(script);
+  }
+
+  private void waitForAddress(String address) {
+    waiting().until(driver -> driver.getCurrentUrl().equals(base + address));
   }
 
   private void open(String namespace) {
@@ -178,11 +214,9 @@ class DashboardIT {
     assertThat(chromium.browser.findElement(By.id("chart-title")).getText()).contains("10 unique visitors");
     assertThat(chromium.browser.findElement(By.id("health")).getText()).isEqualTo("ready");
 
-    // the whole page, chart included, for the README (src/docs/dashboard.png is a copy of it)
+    // the whole page, chart included, for the docs (docs/dashboard.png is a copy of it)
     chromium.browser.manage().window().setSize(new Dimension(1280, 1100));
-    Path screenshot = Path.of("target", "dashboard.png");
-    Files.createDirectories(screenshot.getParent());
-    Files.copy(chromium.browser.getScreenshotAs(OutputType.FILE).toPath(), screenshot, StandardCopyOption.REPLACE_EXISTING);
+    screenshot("dashboard.png");
     chromium.browser.manage().window().setSize(new Dimension(1280, 900));
     assertThat(chromium.consoleErrors()).as("console errors").isEmpty();
   }
@@ -239,18 +273,153 @@ class DashboardIT {
   }
 
   @Test
-  @DisplayName("on a phone's width nothing is wider than the screen")
-  void phoneWidth() {
+  @DisplayName("on a phone's width nothing is wider than the screen, and no name or id breaks letter by letter")
+  void phoneWidth() throws IOException {
     chromium.browser.manage().window().setSize(new Dimension(390, 844));
     try {
-      open("views");
+      openTop("/ui/?ns=views&range=24h", 3);
       waiting().until(driver -> !driver.findElements(By.cssSelector("#chart canvas")).isEmpty());
-      Object widths = ((JavascriptExecutor) chromium.browser).executeScript(
-        "return [document.documentElement.scrollWidth, window.innerWidth];");
-      List<?> measured = (List<?>) widths;
+      List<?> measured = (List<?>) script("return [document.documentElement.scrollWidth, window.innerWidth];");
       assertThat(((Number) measured.get(0)).longValue()).isLessThanOrEqualTo(((Number) measured.get(1)).longValue());
+      // the lines each name and id takes: the rectangles of its text, one per line
+      @SuppressWarnings("unchecked")
+      Map<String, Object> lines = (Map<String, Object>) script("""
+        const lines = {};
+        document.querySelectorAll('#namespaces td.name a, #top td.id').forEach(element => {
+          const text = document.createRange();
+          text.selectNodeContents(element.firstChild);
+          lines[element.textContent] = text.getClientRects().length;
+        });
+        return lines;""");
+      assertThat(lines).containsKeys("pageviews", "downloads", "likes", "views", "daily", "home", "about", "big");
+      assertThat(lines.values()).as("lines per name: " + lines).allSatisfy(n -> assertThat(((Number) n).intValue()).isOne());
+      // the whole page, for the eye
+      chromium.browser.manage().window().setSize(new Dimension(390, 1500));
+      waiting().until(driver -> ((Number) script("return window.dashboard.chart.width;")).intValue() < 390);
+      screenshot("dashboard-phone.png");
     } finally {
       chromium.browser.manage().window().setSize(new Dimension(1280, 900));
     }
+  }
+
+  @Test
+  @DisplayName("the landing page opens the first windowed namespace's top list, and its address names that view")
+  void landingPage() {
+    WebElement top = openTop("/ui/", 3);
+    waitForAddress("/ui/?ns=views&range=24h");
+    assertThat(top.findElements(By.cssSelector("tbody tr")).stream().map(row -> row.getDomAttribute("data-id")))
+      .containsExactly("big", "home", "about");
+    waiting().until(driver -> driver.findElement(By.id("chart-title")).getText().startsWith("big:"));
+    assertThat(chromium.browser.findElement(By.id("detail-title")).getText()).startsWith("views (hour buckets");
+  }
+
+  @Test
+  @DisplayName("GET / leads to the dashboard")
+  void rootLeadsToTheDashboard() {
+    HttpResponse<Buffer> answer = await(fixture.http.get("/").followRedirects(false).send());
+    assertThat(answer.statusCode()).isEqualTo(302);
+    assertThat(answer.getHeader("Location")).isEqualTo("/ui/");
+    chromium.browser.get(base + "/");
+    waitForAddress("/ui/?ns=views&range=24h");
+  }
+
+  @Test
+  @DisplayName("every view has an address: opened directly it shows that view, each step changes it, and Back goes back")
+  void viewsHaveAddresses() {
+    openTop("/ui/?ns=views&range=7d&id=about", 3);
+    waiting().until(driver -> driver.findElement(By.id("chart-title")).getText().startsWith("about:"));
+    assertThat(new Select(chromium.browser.findElement(By.id("range"))).getFirstSelectedOption().getText())
+      .isEqualTo("last 7 days");
+
+    chromium.browser.findElement(By.cssSelector("#top tr[data-id='home']")).click();
+    waitForAddress("/ui/?ns=views&range=7d&id=home");
+    waiting().until(driver -> driver.findElement(By.id("chart-title")).getText().startsWith("home:"));
+    new Select(chromium.browser.findElement(By.id("range"))).selectByValue("1h");
+    waitForAddress("/ui/?ns=views&range=1h&id=home");
+
+    chromium.browser.navigate().back();
+    waitForAddress("/ui/?ns=views&range=7d&id=home");
+    waiting().until(driver -> new Select(driver.findElement(By.id("range"))).getFirstSelectedOption().getText()
+      .equals("last 7 days"));
+    chromium.browser.navigate().back();
+    waitForAddress("/ui/?ns=views&range=7d&id=about");
+    waiting().until(driver -> driver.findElement(By.id("chart-title")).getText().startsWith("about:"));
+
+    // a custom range: the list is the API's for exactly that range
+    Instant from = Instant.now().truncatedTo(ChronoUnit.HOURS).minus(Duration.ofHours(3));
+    Instant to = from.plus(Duration.ofHours(5));
+    WebElement top = openTop("/ui/?ns=views&range=custom&from=" + from + "&to=" + to, 3);
+    assertThat(top.getDomAttribute("data-from")).isEqualTo(from.toString());
+    assertThat(top.getDomAttribute("data-to")).isEqualTo(to.toString());
+    assertThat(chromium.browser.findElement(By.id("custom")).isDisplayed()).isTrue();
+
+    // a plain namespace's look-up, and a click on another namespace
+    chromium.browser.get(base + "/ui/?ns=likes&id=a&id=b");
+    waiting().until(driver -> driver.findElements(By.cssSelector("#values tbody tr .value")).size() == 2);
+    assertThat(chromium.browser.findElements(By.cssSelector("#values tbody tr .value")).stream().map(WebElement::getText))
+      .containsExactly("123,456", "7");
+    assertThat(chromium.browser.findElement(By.id("ids")).getDomProperty("value")).isEqualTo("a, b");
+    chromium.browser.findElement(By.cssSelector("#namespaces tr[data-namespace='daily'] td.name a")).click();
+    waitForAddress("/ui/?ns=daily&range=24h");
+    assertThat(chromium.consoleErrors()).as("console errors").isEmpty();
+  }
+
+  @Test
+  @DisplayName("the top list refreshes itself: a counter counted after the page loaded shows up without a click")
+  void topListRefreshes() {
+    WebElement top = openTop("/ui/?ns=daily&range=7d", -1);
+    assertThat(top.findElements(By.cssSelector("tr[data-id='fresh']"))).isEmpty();
+    HttpResponse<Buffer> answer = await(fixture.http.post("/v1/counters/daily/fresh/increments")
+      .sendJsonObject(new JsonObject().put("delta", 5)));
+    assertThat(answer.statusCode()).isEqualTo(200);
+    WebElement fresh = waiting().until(driver -> driver.findElements(By.cssSelector("#top tr[data-id='fresh'] .total"))
+      .stream().findFirst().orElse(null));
+    assertThat(fresh.getText()).isEqualTo("5");
+  }
+
+  @Test
+  @DisplayName("'added since start' is the sum of the deltas taken, not the number of requests, and says so")
+  void sinceStartCountsValues() {
+    for (int delta : new int[] {5, 4}) {
+      assertThat(await(fixture.http.post("/v1/counters/downloads/since-start/increments")
+        .sendJsonObject(new JsonObject().put("delta", delta))).statusCode()).isEqualTo(200);
+    }
+    JsonObject downloads = api("/v1/namespaces").getJsonArray("namespaces").stream().map(JsonObject.class::cast)
+      .filter(namespace -> namespace.getString("name").equals("downloads")).findFirst().orElseThrow();
+    assertThat(downloads.getLong("increments")).isEqualTo(2);
+    assertThat(downloads.getLong("values")).isEqualTo(9);
+
+    chromium.browser.get(base + "/ui/?ns=downloads&id=since-start");
+    waiting().until(driver -> driver.findElement(By.cssSelector("#namespaces tr[data-namespace='downloads'] .values"))
+      .getText().equals("9"));
+    assertThat(chromium.browser.findElement(By.cssSelector("#namespaces thead")).getText())
+      .contains("added since start", "sum of deltas");
+    waiting().until(driver -> driver.findElements(By.cssSelector("#values tbody tr .value")).stream()
+      .map(WebElement::getText).toList().equals(List.of("9")));
+  }
+
+  @Test
+  @DisplayName("day buckets are drawn one bar and one label per day, each date once")
+  void dayBuckets() throws IOException {
+    WebElement top = openTop("/ui/?ns=daily&range=7d&id=spread", -1);
+    waiting().until(driver -> driver.findElement(By.id("chart-title")).getText().startsWith("spread: 7 over the range"));
+    LocalDate first = LocalDate.ofInstant(Instant.parse(top.getDomAttribute("data-from")), ZoneOffset.UTC);
+    LocalDate last = LocalDate.ofInstant(Instant.parse(top.getDomAttribute("data-to")), ZoneOffset.UTC);
+    List<String> days = first.datesUntil(last.plusDays(1)).map(LocalDate::toString).toList();
+    assertThat(days).hasSize(8);
+    assertThat((List<?>) script("return window.dashboard.state.xLabels;")).as("the time axis' labels").isEqualTo(days);
+    List<?> data = (List<?>) script("return window.dashboard.chart.data.map(series => Array.from(series));");
+    assertThat((List<?>) data.get(0)).as("one bar per day").hasSize(8);
+    assertThat((List<?>) data.get(1)).extracting(value -> ((Number) value).longValue())
+      .containsExactly(0L, 0L, 0L, 0L, 4L, 0L, 2L, 1L);
+    chromium.browser.manage().window().setSize(new Dimension(1280, 1100));
+    screenshot("dashboard-days.png");
+    chromium.browser.manage().window().setSize(new Dimension(1280, 900));
+  }
+
+  private void screenshot(String name) throws IOException {
+    Path screenshot = Path.of("target", name);
+    Files.createDirectories(screenshot.getParent());
+    Files.copy(chromium.browser.getScreenshotAs(OutputType.FILE).toPath(), screenshot, StandardCopyOption.REPLACE_EXISTING);
   }
 }

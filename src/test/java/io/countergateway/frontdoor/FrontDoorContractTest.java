@@ -111,7 +111,7 @@ abstract class FrontDoorContractTest {
       Exchange.of("incrementCounter", "POST", "/v1/counters/likes/" + id + "/increments", "{\"delta\":3}", auth, writer),
       Exchange.of("incrementCounter", "POST", "/v1/counters/likes/" + id + "/increments", null, auth, writer),
       Exchange.of("incrementCounter", "POST", "/v1/counters/likes/" + id + "/increments?ack=accepted", "{\"delta\":1}", auth, writer),
-      Exchange.of("incrementCounter", "POST", "/v1/counters/likes/" + id + "/increments", "{\"delta\":0}", auth, writer),
+      Exchange.of("incrementCounter", "POST", "/v1/counters/likes/" + id + "/increments", "{\"delta\":0.5}", auth, writer),
       Exchange.of("incrementCounter", "POST", "/v1/counters/likes/" + id + "/increments?ack=maybe", "", auth, writer),
       Exchange.of("incrementCounter", "POST", "/v1/counters/likes/a%20b/increments", "", auth, writer),
       Exchange.of("incrementCounter", "POST", "/v1/counters/likes/" + id + "/increments", "{\"delta\":1}"),

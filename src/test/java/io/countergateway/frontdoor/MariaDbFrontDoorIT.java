@@ -4,7 +4,7 @@ import io.countergateway.testing.TestDatabases;
 import io.vertx.core.json.JsonObject;
 import org.junit.jupiter.api.DisplayName;
 
-@DisplayName("The front door on embedded MariaDB")
+@DisplayName("The front door on MariaDB")
 class MariaDbFrontDoorIT extends FrontDoorContractTest {
   @Override
   JsonObject database() {

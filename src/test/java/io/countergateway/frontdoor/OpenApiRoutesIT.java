@@ -1,9 +1,9 @@
 package io.countergateway.frontdoor;
 
-import io.countergateway.runtime.GatewayServices;
-import io.countergateway.runtime.GatewayState;
+import io.countergateway.internal.runtime.GatewayServices;
+import io.countergateway.internal.runtime.GatewayState;
 import io.countergateway.config.GatewayConfig;
-import io.countergateway.http.HttpApi;
+import io.countergateway.internal.http.HttpApi;
 import io.countergateway.testing.GatewayFixture;
 import io.countergateway.testing.TestDatabases;
 import io.micrometer.prometheusmetrics.PrometheusConfig;

@@ -4,7 +4,7 @@ import io.countergateway.testing.TestDatabases;
 import io.vertx.core.json.JsonObject;
 import org.junit.jupiter.api.DisplayName;
 
-@DisplayName("Fuzzing the HTTP API of the gateway on embedded MariaDB")
+@DisplayName("Fuzzing the HTTP API of the gateway on MariaDB")
 class MariaDbHttpFuzzIT extends HttpFuzzTest {
   @Override
   JsonObject database() {

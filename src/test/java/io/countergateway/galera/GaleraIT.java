@@ -1,5 +1,6 @@
 package io.countergateway.galera;
 
+import io.countergateway.config.Knobs;
 import io.countergateway.testing.GatewayFixture;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
@@ -84,8 +85,8 @@ class GaleraIT {
     Conflicts conflicts = run("lanes, 12 slots", "galera_lanes", true, 12);
     assertThat(conflicts.certificationFailures()).as("certification failures with lanes").isLessThanOrEqualTo(5);
     // Each abort of a local transaction by a replicated write is a chance for the abort to be missed, which stalls
-    // the cluster (README "A real distributed database: MariaDB Galera"): with lanes, replicas share no row and,
-    // at READ COMMITTED, no gap either, so there is next to nothing to abort.
+    // the cluster (docs/scaling.md "MariaDB Galera"): with lanes, replicas share no row and, at READ COMMITTED, no gap
+    // either, so there is next to nothing to abort.
     assertThat(conflicts.bruteForceAborts()).as("local transactions aborted by replicated writes, with lanes")
       .isLessThanOrEqualTo(5);
   }
@@ -103,12 +104,18 @@ class GaleraIT {
   private Conflicts run(String label, String table, boolean lanes, int slots) throws InterruptedException {
     List<GatewayFixture> replicas = new ArrayList<>();
     try {
-      for (int node = 1; node <= 3; node++) {
-        JsonObject database = new JsonObject().put("kind", "mysql").put("host", "127.0.0.1").put("port", basePort + node)
-          .put("name", "counters").put("user", "counters").put("password", "");
-        JsonObject config = GatewayFixture.baseConfig(database, table).put("lanes", new JsonObject().put("enabled", lanes));
-        config.getJsonObject("namespaces").getJsonObject("downloads").put("slots", slots);
-        replicas.add(GatewayFixture.start(config));
+      // lanes are leased when a gateway starts: the control's replicas start with the measurement's switch off
+      System.setProperty(Knobs.LANES_ENABLED, String.valueOf(lanes));
+      try {
+        for (int node = 1; node <= 3; node++) {
+          JsonObject database = new JsonObject().put("kind", "mysql").put("host", "127.0.0.1").put("port", basePort + node)
+            .put("name", "counters").put("user", "counters").put("password", "");
+          JsonObject config = GatewayFixture.baseConfig(database, table);
+          config.getJsonObject("namespaces").getJsonObject("downloads").put("slots", slots);
+          replicas.add(GatewayFixture.start(config));
+        }
+      } finally {
+        System.clearProperty(Knobs.LANES_ENABLED);
       }
       long[] certBefore = status(replicas, "wsrep_local_cert_failures");
       long[] abortsBefore = status(replicas, "wsrep_local_bf_aborts");

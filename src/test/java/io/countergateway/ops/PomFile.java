@@ -24,6 +24,18 @@ final class PomFile {
     return root().getElementsByTagName("version").item(0).getTextContent().strip();
   }
 
+  /** The version of the dependency {@code artifactId} as pom.xml declares it (its first declaration). */
+  static String dependencyVersion(String artifactId) {
+    var dependencies = root().getElementsByTagName("dependency");
+    for (int i = 0; i < dependencies.getLength(); i++) {
+      Element dependency = (Element) dependencies.item(i);
+      if (artifactId.equals(dependency.getElementsByTagName("artifactId").item(0).getTextContent().strip())) {
+        return dependency.getElementsByTagName("version").item(0).getTextContent().strip();
+      }
+    }
+    throw new AssertionError("pom.xml declares no dependency " + artifactId);
+  }
+
   /** A {@code <properties>} entry, unresolved. */
   static String property(String name) {
     return root().getElementsByTagName(name).item(0).getTextContent().strip();

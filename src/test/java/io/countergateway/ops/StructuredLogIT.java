@@ -1,8 +1,8 @@
 package io.countergateway.ops;
 
-import io.countergateway.runtime.GatewayState;
+import io.countergateway.internal.runtime.GatewayState;
 import io.countergateway.config.LoggingOptions;
-import io.countergateway.logging.LogSetup;
+import io.countergateway.internal.logging.LogSetup;
 import io.countergateway.testing.GatewayFixture;
 import io.countergateway.testing.TestDatabases;
 import io.vertx.core.json.JsonArray;

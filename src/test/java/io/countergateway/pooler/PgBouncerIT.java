@@ -23,8 +23,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * The gateway through PgBouncer (README "Poolers"), started here in front of the embedded PostgreSQL: session pooling
- * works with {@code database.pooler: session}; transaction and statement pooling are refused at start in one line.
+ * The gateway through PgBouncer (docs/scaling.md "Poolers"), started here in front of the embedded PostgreSQL: session
+ * pooling works with {@code database.pooler: session}; transaction and statement pooling are refused at start in one line.
  */
 @DisplayName("The gateway behind PgBouncer")
 class PgBouncerIT {

@@ -1,6 +1,8 @@
 package io.countergateway.security;
 
+import io.countergateway.config.MemoryBounds.Bound;
 import io.countergateway.testing.GatewayFixture;
+import io.countergateway.testing.PinnedBounds;
 import io.countergateway.testing.TestDatabases;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -19,6 +21,7 @@ import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -38,9 +41,10 @@ class EdgeAdmissionIT {
   void start() {
     JsonObject config = GatewayFixture.baseConfig(TestDatabases.postgres(), "edge_counters");
     config.put("auth", new JsonObject().put("tokens", new JsonArray().add(WRITER + ":write")));
-    config.getJsonObject("limits").put("maxBodyBytes", 1_048_576).put("maxBodyBytesInFlight", 2_097_152)
-      .put("bodyTimeoutMs", 700).put("headerTimeoutMs", 3_000).put("maxConnectionsPerClient", 64);
-    fixture = GatewayFixture.start(config);
+    config.getJsonObject("limits").put("maxBodyBytes", 1_048_576)
+      .put("bodyTimeout", "700ms").put("headerTimeout", "3s").put("maxConnectionsPerClient", 64);
+    // a body budget of two whole bodies, so that a third one in flight is refused
+    fixture = PinnedBounds.with(Map.of(Bound.BODY_BYTES_IN_FLIGHT, 2_097_152L), () -> GatewayFixture.start(config));
   }
 
   @AfterAll
@@ -154,7 +158,7 @@ class EdgeAdmissionIT {
   }
 
   @Test
-  @DisplayName("a body that does not arrive within limits.bodyTimeoutMs gets 408 and the connection is closed")
+  @DisplayName("a body that does not arrive within limits.bodyTimeout gets 408 and the connection is closed")
   void bodyDeadline() throws IOException {
     try (Socket socket = connect()) {
       socket.getOutputStream().write((head(100, "Authorization: Bearer " + WRITER + "\r\n") + "{\"delta\":")
@@ -168,7 +172,7 @@ class EdgeAdmissionIT {
   }
 
   @Test
-  @DisplayName("headers that do not arrive whole within limits.headerTimeoutMs end the connection (slow headers)")
+  @DisplayName("headers that do not arrive whole within limits.headerTimeout end the connection (slow headers)")
   void headerDeadline() throws IOException {
     try (Socket socket = connect()) {
       socket.getOutputStream().write("GET /v1/beacon/pageviews/slow HTTP/1.1\r\nHost: gat".getBytes(StandardCharsets.US_ASCII));

@@ -60,7 +60,7 @@ class HttpsIT {
   JsonObject config(Path cert, Path key) {
     JsonObject config = GatewayFixture.baseConfig(TestDatabases.postgres(), TABLE);
     config.getJsonObject("http").put("tls", new JsonObject().put("certFile", cert.toString())
-      .put("keyFile", key.toString()).put("fileCheckMs", 100));
+      .put("keyFile", key.toString()).put("fileCheckInterval", "100ms"));
     return config;
   }
 

@@ -24,7 +24,7 @@ class OverflowIT {
     JsonObject db = database.equals("postgres") ? TestDatabases.postgres() : TestDatabases.mariadb();
     JsonObject config = GatewayFixture.baseConfig(db, "overflow_counters");
     // one coalescer whose accepted deltas wait for company: the committing request below flushes both counters together
-    config.put("batching", new JsonObject().put("maxDelayMs", 5_000));
+    config.put("batching", new JsonObject().put("maxDelay", "5s"));
     config.getJsonObject("http").put("instances", 1);
     try (GatewayFixture fixture = GatewayFixture.start(config)) {
       String mark = database.equals("postgres") ? "$" : "?";

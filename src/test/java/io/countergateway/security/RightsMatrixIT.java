@@ -1,9 +1,9 @@
 package io.countergateway.security;
 
 import io.countergateway.config.GatewayConfig;
-import io.countergateway.http.HttpApi;
-import io.countergateway.runtime.GatewayServices;
-import io.countergateway.runtime.GatewayState;
+import io.countergateway.internal.http.HttpApi;
+import io.countergateway.internal.runtime.GatewayServices;
+import io.countergateway.internal.runtime.GatewayState;
 import io.countergateway.testing.GatewayFixture;
 import io.countergateway.testing.TestDatabases;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
@@ -70,9 +70,10 @@ class RightsMatrixIT {
     new Row("DELETE", "/v1/counters/:type/:id", "/v1/counters/likes/{id}", null, null, 401, 401, 403, 403, 204, 403),
     new Row("GET", "/v1/namespaces", "/v1/namespaces", null, null, 401, 401, 200, 200, 200, 403),
     new Row("GET", "/metrics", "/metrics", null, null, 401, 401, 200, 200, 200, 403),
-    // a namespace that is not public takes beacons only with the beacon right; without a token it is not public
-    new Row("GET", "/v1/beacon/:type/:id", "/v1/beacon/likes/{id}", null, "likes", 403, 401, 403, 403, 403, 204),
-    new Row("POST", "/v1/beacon/:type/:id", "/v1/beacon/likes/{id}", "", "likes", 403, 401, 403, 403, 403, 204),
+    // a namespace that is not public takes beacons only with the beacon right; without a token it is answered as an
+    // undeclared one (404), so that anonymous beacons cannot tell which namespaces exist
+    new Row("GET", "/v1/beacon/:type/:id", "/v1/beacon/likes/{id}", null, "likes", 404, 401, 403, 403, 403, 204),
+    new Row("POST", "/v1/beacon/:type/:id", "/v1/beacon/likes/{id}", "", "likes", 404, 401, 403, 403, 403, 204),
     // a public namespace's beacons are anonymous by design: a token changes nothing
     new Row("GET", "/v1/beacon/:type/:id", "/v1/beacon/pageviews/{id}", null, "pageviews", 204, 204, 204, 204, 204, 204),
     new Row("POST", "/v1/beacon/:type/:id", "/v1/beacon/pageviews/{id}", "", "pageviews", 204, 204, 204, 204, 204, 204),
@@ -81,6 +82,7 @@ class RightsMatrixIT {
     new Row("GET", "/v1/openapi.yaml", "/v1/openapi.yaml", null, null, 200, 200, 200, 200, 200, 200),
     new Row("GET", "/ui/", "/ui/", null, null, 200, 200, 200, 200, 200, 200),
     new Row("GET", "/ui", "/ui", null, null, 302, 302, 302, 302, 302, 302),
+    new Row("GET", "/", "/", null, null, 302, 302, 302, 302, 302, 302),
     new Row("GET", "/ui/dashboard.js", "/ui/dashboard.js", null, null, 200, 200, 200, 200, 200, 200),
     new Row("GET", "/ui/dashboard.css", "/ui/dashboard.css", null, null, 200, 200, 200, 200, 200, 200),
     new Row("GET", "/ui/vendor/uPlot.iife.min.js", "/ui/vendor/uPlot.iife.min.js", null, null, 200, 200, 200, 200, 200, 200),
@@ -143,9 +145,9 @@ class RightsMatrixIT {
     HttpResponse<Buffer> response = await(row.body() == null ? request.send()
       : request.sendBuffer(Buffer.buffer(row.body().replace("{id}", id))));
     assertThat(response.statusCode()).as(response.bodyAsString()).isEqualTo(expected);
-    if (expected == 401 || expected == 403) {
+    if (expected == 401 || expected == 403 || expected == 404) {
       JsonObject error = response.bodyAsJsonObject();
-      assertThat(error.getString("error")).isIn("unauthorized", "forbidden", "namespace_not_public");
+      assertThat(error.getString("error")).isIn("unauthorized", "forbidden", "unknown_namespace");
       // a beacon is answered before it is written: give a wrongly taken one the time to reach the table
       if (row.path().startsWith("/v1/beacon")) {
         await(fixture.vertx.timer(300));

@@ -36,7 +36,7 @@ class TokenReloadIT {
     tokens = dir.resolve("tokens");
     Files.writeString(tokens, FIRST + ":write\n");
     JsonObject config = GatewayFixture.baseConfig(TestDatabases.postgres(), "token_reload_counters");
-    config.put("auth", new JsonObject().put("tokensFile", tokens.toString()).put("tokensFileCheckMs", 100));
+    config.put("auth", new JsonObject().put("tokensFile", tokens.toString()).put("tokensFileCheckInterval", "100ms"));
     fixture = GatewayFixture.start(config);
   }
 
@@ -75,9 +75,27 @@ class TokenReloadIT {
   }
 
   @Test
+  @DisplayName("a token rotated in place with the file's size and time kept (cp -p) takes effect")
+  void rotationKeepingSizeAndTime() throws IOException {
+    String before = "same-size-token-aaaaaaaaaa";
+    String after = "same-size-token-bbbbbbbbbb";
+    replaceTokens(before + ":write\n");
+    assertThat(awaitStatus(before, 200)).isEqualTo(200);
+    java.nio.file.attribute.FileTime time = Files.getLastModifiedTime(tokens);
+    Files.writeString(tokens, after + ":write\n");
+    Files.setLastModifiedTime(tokens, time);
+    assertThat(Files.size(tokens)).isEqualTo((before + ":write\n").length());
+    assertThat(awaitStatus(after, 200)).isEqualTo(200);
+    assertThat(increment(before)).isEqualTo(401);
+    replaceTokens(ROTATED + ":write\n");
+    assertThat(awaitStatus(ROTATED, 200)).isEqualTo(200);
+  }
+
+  @Test
   @DisplayName("a rotated file takes effect without a restart; an emptied, malformed or missing file keeps the tokens in force and never opens the gateway")
   void rotation() throws IOException {
-    assertThat(increment(FIRST)).isEqualTo(200);
+    replaceTokens(FIRST + ":write\n");
+    assertThat(awaitStatus(FIRST, 200)).isEqualTo(200);
     assertThat(increment(ROTATED)).isEqualTo(401);
 
     replaceTokens(ROTATED + ":write\n");

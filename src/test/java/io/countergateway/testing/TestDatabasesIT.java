@@ -1,6 +1,7 @@
 package io.countergateway.testing;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -22,7 +23,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 @ExtendWith(VertxExtension.class)
-@DisplayName("The embedded test databases")
+@DisplayName("The test databases")
 class TestDatabasesIT {
 
   @Test
@@ -77,6 +78,14 @@ class TestDatabasesIT {
     RowSet<Row> rows = withConnection(vertx, config,
         c -> c.preparedQuery("SELECT id FROM kept WHERE id = ?").execute(Tuple.of(id)));
     assertThat(rows).extracting(row -> row.getString("id")).containsExactly(id);
+  }
+
+  @Test
+  @DisplayName("MariaDB checks passwords: root with a wrong one is refused, access denied")
+  void mariaDbRefusesWrongPassword(Vertx vertx) {
+    JsonObject wrong = TestDatabases.mariadb().copy().put("password", "not-the-password");
+
+    assertThatThrownBy(() -> selectOne(vertx, wrong)).hasMessageContaining("Access denied for user 'root'");
   }
 
   private static int selectOne(Vertx vertx, JsonObject config) throws Exception {

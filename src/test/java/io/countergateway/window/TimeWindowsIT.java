@@ -1,8 +1,8 @@
 package io.countergateway.window;
 
-import io.countergateway.bus.Addresses;
-import io.countergateway.bus.CounterClient;
-import io.countergateway.model.ApiError;
+import io.countergateway.CounterClient;
+import io.countergateway.CounterException;
+import io.countergateway.internal.bus.Addresses;
 import io.countergateway.testing.DirectSql;
 import io.countergateway.testing.GatewayFixture;
 import io.countergateway.testing.SettableClock;
@@ -132,7 +132,7 @@ class TimeWindowsIT {
       assertThat(batch.bodyAsJsonObject().getString("field")).isEqualTo("increments[1].at");
       assertThatThrownBy(() -> await(new CounterClient(gateway.vertx).incrementAll(new JsonArray()
         .add(new JsonObject().put("type", "views").put("id", id).put("at", "2020-01-01T00:00:00Z")))))
-        .hasCauseInstanceOf(ApiError.class).cause().hasMessageContaining("retention");
+        .hasCauseInstanceOf(CounterException.class).cause().hasMessageContaining("retention");
       HttpResponse<Buffer> keyed = await(gateway.http.post("/v1/counters/views/" + id + "/increments")
         .putHeader("Idempotency-Key", "k-" + id).sendJsonObject(new JsonObject()));
       assertThat(keyed.statusCode()).as("idempotency keys write the plain table").isEqualTo(400);

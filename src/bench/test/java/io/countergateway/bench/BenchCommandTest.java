@@ -28,7 +28,7 @@ class BenchCommandTest {
   void helpListsTheOptions() {
     assertThat(execute("--help")).isZero();
     assertThat(out.toString()).contains("counter-gateway-bench", "--db", "--concurrency", "--duration", "--counters",
-      "--read-mix", "--strategies", "--json", "--chart", "plain-server");
+      "--read-mix", "--strategies", "--json", "--chart", "plain-server", "latency-proxy");
   }
 
   @Test
@@ -63,6 +63,22 @@ class BenchCommandTest {
   }
 
   @Test
+  @DisplayName("reads the latency proxy's one-way delay as 250us, 0.25ms, 1ms, 0.002s or plain milliseconds")
+  void delays() {
+    LatencyProxyCommand.DelayConverter converter = new LatencyProxyCommand.DelayConverter();
+    assertThat(converter.convert("250us")).isEqualTo(250_000L);
+    assertThat(converter.convert("0.25ms")).isEqualTo(250_000L);
+    assertThat(converter.convert("1ms")).isEqualTo(1_000_000L);
+    assertThat(converter.convert("0.002s")).isEqualTo(2_000_000L);
+    assertThat(converter.convert("0")).isZero();
+    assertThat(converter.convert("1.5")).isEqualTo(1_500_000L);
+    assertThat(execute("latency-proxy", "--target", "127.0.0.1:5432", "--delay", "-1ms")).isEqualTo(2);
+    assertThat(err.toString()).contains("the delay must be between 0 and 60 s");
+    assertThat(execute("latency-proxy", "--target", "nowhere", "--port", "0")).isEqualTo(2);
+    assertThat(err.toString()).contains("--target must be HOST:PORT, got 'nowhere'");
+  }
+
+  @Test
   @DisplayName("knows MariaDB as the mysql dialect, with its default port and user")
   void dialects() {
     BenchOptions options = new BenchOptions().dialect(Dialect.parse("mariadb"));
@@ -76,11 +92,11 @@ class BenchCommandTest {
   @DisplayName("lays --gateway KEY=VALUE overrides over the gateway's config, typed")
   void gatewayOverrides() {
     BenchContext ctx = new BenchContext(null, new BenchOptions().gatewaySettings(java.util.Map.of(
-      "batching.maxInFlight", "2", "http.instances", "2", "batching.maxDelayMs", "5", "database.readPoolSize", "8")), "r");
+      "batching.maxInFlight", "2", "http.instances", "2", "batching.maxDelay", "5ms", "database.readPoolSize", "8")), "r");
     io.vertx.core.json.JsonObject config = new GatewayBus(ctx, 1).config();
 
     assertThat(config.getJsonObject("batching").getLong("maxInFlight")).isEqualTo(2L);
-    assertThat(config.getJsonObject("batching").getLong("maxDelayMs")).isEqualTo(5L);
+    assertThat(config.getJsonObject("batching").getString("maxDelay")).isEqualTo("5ms");
     assertThat(config.getJsonObject("http").getLong("instances")).isEqualTo(2L);
     assertThat(config.getJsonObject("http").getInteger("port")).isZero();
     assertThat(config.getJsonObject("database").getLong("readPoolSize")).isEqualTo(8L);

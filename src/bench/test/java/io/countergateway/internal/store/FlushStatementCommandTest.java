@@ -1,0 +1,41 @@
+package io.countergateway.internal.store;
+
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class FlushStatementCommandTest {
+  @Test
+  @DisplayName("pgbench gets the gateway's own flush statement on one line, every parameter a named variable")
+  void gatewayStatementWithVariables() {
+    String script = FlushStatementCommand.forPgbench("bench_t");
+    String gateway = new PostgresSql("bench_t").upsertFlush;
+
+    assertThat(script).doesNotContain("$", "\n").endsWith(";");
+    for (String variable : FlushStatementCommand.VARIABLES) {
+      assertThat(script).contains(":" + variable);
+    }
+    // nothing but the parameters and the white space differs
+    String back = script;
+    for (int i = FlushStatementCommand.VARIABLES.length; i >= 1; i--) {
+      back = back.replace(":" + FlushStatementCommand.VARIABLES[i - 1], "$" + i);
+    }
+    assertThat(back).isEqualTo(gateway.replaceAll("\\s+", " ").strip() + ";");
+  }
+
+  @Test
+  @DisplayName("the mysql client gets the MySQL store's flush transaction: fence held shared, flush id, upsert, COMMIT")
+  void mySqlTransactionInTheStoresOrder() {
+    String transaction = FlushStatementCommand.mySqlTransaction("bench_t", "alone-1", 7, "alone", 2, 3);
+    MySqlSql sql = new MySqlSql("bench_t");
+
+    assertThat(transaction).doesNotContain("?", "\n").startsWith("START TRANSACTION; ").endsWith("; COMMIT;");
+    assertThat(transaction.split("; ")).containsExactly("START TRANSACTION",
+      sql.lockSource.replace("?", "'alone-1'"),
+      sql.insertFlushId.replace("?", "'alone-1:7'"),
+      sql.upsert(2).replaceFirst("\\(\\?, \\?, \\?, \\?\\)", "('alone', 'c-0000000', 3, 1)")
+        .replaceFirst("\\(\\?, \\?, \\?, \\?\\)", "('alone', 'c-0000001', 3, 1)"),
+      "COMMIT;");
+  }
+}

@@ -1,0 +1,17 @@
+package io.countergateway.internal.beacon;
+
+/** Why a beacon was answered 204 and not counted; the {@code reason} label of {@code gateway_beacons_dropped_total}. */
+public enum DropReason {
+  DO_NOT_TRACK, GLOBAL_PRIVACY_CONTROL, NO_USER_AGENT, CRAWLER, HEADLESS_BROWSER, CONFIGURED_PATTERN,
+  /** A User-Agent longer than {@link UserAgentVerdicts#MAX_USER_AGENT_CHARS}: no browser sends one. */
+  LONG_USER_AGENT,
+  /** The classifier was saturated: the beacon is dropped rather than counted unclassified (fail closed). */
+  FILTER_BUSY,
+  /** The client address spent its beacons of the namespace ({@code beacon.perClientPerMinute}, {@code perClientBurst}). */
+  RATE_LIMITED,
+  /** The client address beaconed more distinct ids this hour than {@code beacon.idsPerClientPerHour}. */
+  TOO_MANY_IDS;
+
+  /** As written in the metric label. */
+  public final String label = name().toLowerCase();
+}

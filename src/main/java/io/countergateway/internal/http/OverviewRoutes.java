@@ -1,0 +1,48 @@
+package io.countergateway.internal.http;
+
+import io.countergateway.config.GatewayConfig;
+import io.countergateway.config.NamespaceOptions;
+import io.countergateway.config.WindowOptions;
+import io.countergateway.internal.runtime.GatewayState;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.RoutingContext;
+
+/**
+ * {@code GET /v1/namespaces}: what this gateway counts and how it is doing — the declared namespaces with their kind,
+ * the increments each has taken since start (two answers apart give the live rate) and the sum of their deltas, and
+ * the state readiness is made of. Answered from memory: it costs the database nothing, so a dashboard may poll it.
+ */
+final class OverviewRoutes {
+  private final GatewayConfig config;
+  private final GatewayState state;
+  private final MeterRegistry registry;
+
+  /** {@code registry}: where each verticle's journal reports its backlog (the same gauges /metrics shows). */
+  OverviewRoutes(GatewayConfig config, GatewayState state, MeterRegistry registry) {
+    this.config = config;
+    this.state = state;
+    this.registry = registry;
+  }
+
+  void namespaces(RoutingContext ctx) {
+    JsonArray namespaces = new JsonArray();
+    for (NamespaceOptions namespace : config.getNamespaces().values()) {
+      WindowOptions window = namespace.getWindow();
+      namespaces.add(new JsonObject().put("name", namespace.getName()).put("public", namespace.isPublic())
+        .put("unique", namespace.isUnique()).put("slots", namespace.getSlots())
+        .put("window", window == null ? null : new JsonObject().put("bucket", window.getBucket().label())
+          .put("retentionSeconds", window.getRetention().toSeconds()).put("maxRangeBuckets", window.getMaxRangeBuckets()))
+        .put("increments", state.taken().taken(namespace.getName()))
+        .put("values", state.taken().values(namespace.getName())));
+    }
+    JsonObject gateway = new JsonObject().put("ready", state.isReady()).put("draining", state.isDraining())
+      .put("failingWriters", state.failingWriters()).put("sheddingWriters", state.sheddingWriters())
+      .put("journalBytes", (long) registry.find("gateway.journal.bytes").gauges().stream().mapToDouble(Gauge::value).sum())
+      .put("journalOldestAgeSeconds", registry.find("gateway.journal.oldest.age").gauges().stream()
+        .mapToDouble(Gauge::value).max().orElse(0));
+    Responses.json(ctx, 200, new JsonObject().put("namespaces", namespaces).put("gateway", gateway));
+  }
+}

@@ -1,0 +1,155 @@
+package io.countergateway.internal.runtime;
+
+import io.countergateway.internal.write.KeysInFlight;
+import io.countergateway.internal.write.NamespaceTally;
+import io.countergateway.internal.write.WriterHealth;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * What readiness is made of, shared by all verticles of one gateway: whether it is shutting down, how many
+ * coalescers currently fail to write, and how many are shedding load. Written from several event loops.
+ *
+ * <p>The gateway-wide transitions (the first coalescer starts failing or shedding, the last one stops) are the
+ * operator's events: one log line each, whatever the number of coalescers.
+ */
+public final class GatewayState implements WriterHealth {
+  private static final Logger LOG = LoggerFactory.getLogger(GatewayState.class);
+
+  private volatile boolean draining;
+  private final Episode outage = new Episode("database_outage",
+    "database outage: flushes fail; increments are held and the flushes retried",
+    "database outage over: flushes succeed again");
+  private final Episode shedding = new Episode("shedding",
+    "shedding load: new increments get 503 until pending counters and waiting requests fit again",
+    "shedding over: increments are taken again");
+  private final Episode replay = new Episode("journal_replay",
+    "resolving the flushes a journal replay carried over (each by its flush id); not ready until they settle",
+    "journal replay resolved: every carried-over flush is settled");
+  private final AtomicLong drainedCounters = new AtomicLong();
+  private final AtomicLong undrainedCounters = new AtomicLong();
+  private final AtomicLong journaledCounters = new AtomicLong();
+  private final KeysInFlight keysInFlight = new KeysInFlight();
+  private final Map<Class<?>, Object> shared = new ConcurrentHashMap<>();
+  private final NamespaceTally taken = new NamespaceTally();
+
+  /** Increments taken per namespace since start, by every ingest verticle. */
+  public NamespaceTally taken() {
+    return taken;
+  }
+
+  /**
+   * The one {@code type} of this gateway that all its event loops share (the edge's budgets and per-client limits,
+   * which the doors define), made by {@code create} on first use.
+   */
+  public <T> T shared(Class<T> type, java.util.function.Supplier<T> create) {
+    return type.cast(shared.computeIfAbsent(type, t -> create.get()));
+  }
+
+  /** Idempotency keys whose request this gateway is writing now, on any of its event loops. */
+  public KeysInFlight keysInFlight() {
+    return keysInFlight;
+  }
+
+  public boolean isDraining() {
+    return draining;
+  }
+
+  public void startDraining() {
+    draining = true;
+  }
+
+  public boolean writersHealthy() {
+    return failingWriters() == 0 && sheddingWriters() == 0 && replay.writers.get() == 0;
+  }
+
+  /** Ready as far as this process knows (the database ping of {@code /health/ready} aside). */
+  public boolean isReady() {
+    return !draining && writersHealthy();
+  }
+
+  public int failingWriters() {
+    return outage.writers.get();
+  }
+
+  public int sheddingWriters() {
+    return shedding.writers.get();
+  }
+
+  @Override
+  public void writerFailing(boolean nowFailing) {
+    outage.change(nowFailing);
+  }
+
+  @Override
+  public void writerShedding(boolean nowShedding) {
+    shedding.change(nowShedding);
+  }
+
+  @Override
+  public void writerReplaying(boolean nowReplaying) {
+    replay.change(nowReplaying);
+  }
+
+  /** One coalescer's part of a graceful stop: counters it flushed, and those it could not within the timeout. */
+  public void drained(int flushedCounters, int unflushedCounters) {
+    drainedCounters.addAndGet(flushedCounters);
+    undrainedCounters.addAndGet(unflushedCounters);
+  }
+
+  /** One coalescer's part of a graceful stop that found its database failing: counters left to the journal's replay. */
+  public void leftInJournal(int counters) {
+    journaledCounters.addAndGet(counters);
+  }
+
+  public void logDrain(long startNanos) {
+    long left = undrainedCounters.get();
+    long journaled = journaledCounters.get();
+    if (left == 0 && journaled > 0) {
+      LOG.atWarn().addKeyValue("event", "drain").addKeyValue("counters_flushed", drainedCounters.get())
+        .addKeyValue("counters_not_flushed", 0).addKeyValue("counters_in_journal", journaled)
+        .addKeyValue("duration_ms", millisSince(startNanos))
+        .log("drained to the journal: the database is failing; what is pending is replayed at the next start");
+      return;
+    }
+    (left == 0 ? LOG.atInfo() : LOG.atError()).addKeyValue("event", "drain")
+      .addKeyValue("counters_flushed", drainedCounters.get()).addKeyValue("counters_not_flushed", left)
+      .addKeyValue("duration_ms", millisSince(startNanos))
+      .log(left == 0 ? "drained: everything pending was flushed" : "drain incomplete: some counters were not flushed; "
+        + "with the journal on, the accepted increments among them are in it and are written at the next start");
+  }
+
+  private static long millisSince(long startNanos) {
+    return (System.nanoTime() - startNanos) / 1_000_000;
+  }
+
+  /** A condition some coalescers are in; logged when the first enters it and when the last leaves. */
+  private static final class Episode {
+    private final AtomicInteger writers = new AtomicInteger();
+    private final String event;
+    private final String startMessage;
+    private final String endMessage;
+    private volatile long startNanos;
+
+    Episode(String event, String startMessage, String endMessage) {
+      this.event = event;
+      this.startMessage = startMessage;
+      this.endMessage = endMessage;
+    }
+
+    void change(boolean entering) {
+      int now = writers.addAndGet(entering ? 1 : -1);
+      if (entering && now == 1) {
+        startNanos = System.nanoTime();
+        LOG.atWarn().addKeyValue("event", event + "_start").log(startMessage);
+      } else if (!entering && now == 0) {
+        LOG.atInfo().addKeyValue("event", event + "_end").addKeyValue("duration_ms", millisSince(startNanos)).log(endMessage);
+      }
+    }
+  }
+}

@@ -1,0 +1,221 @@
+package io.countergateway.internal.store;
+
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.mysqlclient.MySQLException;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.SqlConnection;
+import io.vertx.sqlclient.Tuple;
+
+import java.math.BigInteger;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+import java.util.function.IntFunction;
+import java.util.function.Supplier;
+
+/**
+ * MySQL / MariaDB: a flush is one transaction of multi-row {@code VALUES … ON DUPLICATE KEY UPDATE} statements,
+ * pipelined on one connection. The MySQL client has no batch protocol ({@code executeBatch} sends a statement per
+ * row), so we build the multi-row statements ourselves, in a few fixed sizes so they stay prepared; a flush is
+ * padded up to the next size with {@code +0} rows of its last key, which changes nothing and keeps the lock order.
+ */
+final class MySqlStore extends PooledCounterStore {
+  private static final int DUPLICATE_KEY = 1062;
+
+  private final MySqlSql sql;
+  private final String table;
+
+  MySqlStore(Vertx vertx, Supplier<Pool> pools, long attemptTimeoutMs, MySqlSql sql, String table) {
+    super(vertx, pools, attemptTimeoutMs, sql.reset, sql.windows, UniqueSketches.statements(false, table).reset());
+    this.sql = sql;
+    this.table = table;
+  }
+
+  @Override
+  public Future<Void> registerSource(String source) {
+    return registerSource(source, sql.registerSource);
+  }
+
+  @Override
+  public Future<Boolean> advanceSource(String source, long fence, List<String> settledIds) {
+    return inTransaction(conn -> conn.preparedQuery(sql.raiseFence)
+      .execute(Tuple.of(fence, source, FlushSourceRow.CLOSED))
+      .compose(raised -> raised.rowCount() == 0 ? Future.succeededFuture(false)
+        : deleteIds(conn, settledIds).map(deleted -> true)));
+  }
+
+  @Override
+  public Future<FlushSourceRow> sourceRow(String source) {
+    return sourceRow(source, sql.lockSource, sql.committedIdsOfSource);
+  }
+
+  @Override
+  public Future<Void> deleteSource(String source) {
+    return deleteSource(source, sql.deleteSource, sql.deleteIdsOfSource);
+  }
+
+  private Future<Void> deleteIds(SqlConnection conn, List<String> ids) {
+    int largest = MySqlSql.UPSERT_SIZES[MySqlSql.UPSERT_SIZES.length - 1];
+    Future<?> chain = Future.succeededFuture();
+    for (int from = 0; from < ids.size(); from += largest) {
+      List<String> chunk = ids.subList(from, Math.min(ids.size(), from + largest));
+      chain = chain.compose(v -> conn.preparedQuery(sql.deleteFlushIds(chunk.size()))
+        .execute(Tuple.wrap(new ArrayList<Object>(chunk))));
+    }
+    return chain.mapEmpty();
+  }
+
+  @Override
+  public Future<Void> createSchema() {
+    return new SchemaUpgrade(false, table).upgrade(pools.current());
+  }
+
+  @Override
+  public Future<Void> checkSchema() {
+    return new SchemaUpgrade(false, table).check(pools.current());
+  }
+
+  @Override
+  public Future<WriteOutcome> write(Flush flush) {
+    // The source's fence first, its row held shared until COMMIT (see write/FlushSources): below the fence the flush was
+    // settled long ago and this is a late copy of it. Then the flush id: a duplicate key here can only be this id (the
+    // upserts below cannot raise one), and it means an earlier attempt committed (or a void after a refused value: a
+    // late copy then writes nothing); the transaction then writes nothing.
+    long sequence = flush.id().sequence();
+    return inTransaction(conn -> conn.preparedQuery(sql.lockSource)
+      .execute(Tuple.of(flush.id().source()))
+      .compose(source -> {
+        Long current = source.size() == 0 ? null : source.iterator().next().getLong(0);
+        requireOpen(flush, current);
+        if (current > sequence) {
+          return Future.succeededFuture(WriteOutcome.ALREADY_COMMITTED);
+        }
+        return conn.preparedQuery(sql.insertFlushId).execute(Tuple.of(flush.id().toString()))
+          .transform(inserted -> inserted.succeeded()
+            ? upsertAll(conn, flush.rows()).map(WriteOutcome.COMMITTED)
+            : isDuplicateKey(inserted.cause())
+              ? Future.succeededFuture(WriteOutcome.ALREADY_COMMITTED)
+              : Future.failedFuture(inserted.cause()));
+      }));
+  }
+
+  /**
+   * In one transaction: the source's row shared and open, then the id inserted as voided; a duplicate key means it was
+   * there: voided by an earlier void attempt of ours, or committed by a late copy of an earlier write attempt.
+   */
+  @Override
+  public Future<VoidOutcome> voidFlush(Flush flush) {
+    String id = flush.id().toString();
+    return inTransaction(conn -> conn.preparedQuery(sql.lockSource).execute(Tuple.of(flush.id().source()))
+      .compose(source -> {
+        requireOpen(flush, source.size() == 0 ? null : source.iterator().next().getLong(0));
+        return conn.preparedQuery(sql.insertVoidedId).execute(Tuple.of(id))
+          .transform(inserted -> inserted.succeeded() ? Future.succeededFuture(VoidOutcome.VOIDED)
+            : isDuplicateKey(inserted.cause())
+              ? conn.preparedQuery(sql.readVoided).execute(Tuple.of(id)).map(rows -> voidOutcome(id, rows))
+              : Future.failedFuture(inserted.cause()));
+      }));
+  }
+
+  @Override
+  public Future<Integer> pruneFlushIds(int olderThanSeconds) {
+    return inTransaction(conn -> conn.preparedQuery(sql.closeDeadSources)
+      .execute(Tuple.of(FlushSourceRow.CLOSED, olderThanSeconds, FlushSourceRow.CLOSED))
+      .compose(closed -> conn.preparedQuery(sql.deleteIdsOfGoneSources).execute(Tuple.of(FlushSourceRow.CLOSED, olderThanSeconds)))
+      .compose(dead -> conn.preparedQuery(sql.deleteGoneSources).execute(Tuple.of(FlushSourceRow.CLOSED, olderThanSeconds))
+        .compose(gone -> conn.preparedQuery(sql.pruneFlushIds).execute(Tuple.of(olderThanSeconds)))
+        .map(legacy -> dead.rowCount() + legacy.rowCount())));
+  }
+
+  /** One bounded transaction that settles at once on failure (see {@link BoundedPool#transaction}). */
+  private <T> Future<T> inTransaction(Function<SqlConnection, Future<T>> work) {
+    return pools.transaction(work);
+  }
+
+  /** Plain rows into the counters table, bucket rows of windowed counters into the windows table; one transaction. */
+  private Future<Void> upsertAll(SqlConnection conn, List<FlushRow> rows) {
+    List<Future<?>> statements = new ArrayList<>();
+    if (rows.stream().noneMatch(FlushRow::windowed)) {
+      upsertInChunks(conn, rows, sql.upsertBySize, statements);
+    } else {
+      upsertInChunks(conn, rows.stream().filter(row -> !row.windowed()).toList(), sql.upsertBySize, statements);
+      upsertInChunks(conn, rows.stream().filter(FlushRow::windowed).toList(), sql.upsertWindowsBySize, statements);
+    }
+    return Future.all(statements).mapEmpty();
+  }
+
+  private static void upsertInChunks(SqlConnection conn, List<FlushRow> rows, String[] bySize, List<Future<?>> statements) {
+    int largest = MySqlSql.UPSERT_SIZES[MySqlSql.UPSERT_SIZES.length - 1];
+    for (int from = 0; from < rows.size(); from += largest) {
+      List<FlushRow> chunk = rows.subList(from, Math.min(rows.size(), from + largest));
+      int sizeIndex = sizeIndexFor(chunk.size());
+      statements.add(conn.preparedQuery(bySize[sizeIndex]).execute(paddedTuple(chunk, MySqlSql.UPSERT_SIZES[sizeIndex])));
+    }
+  }
+
+  private static int sizeIndexFor(int rows) {
+    for (int i = 0; i < MySqlSql.UPSERT_SIZES.length; i++) {
+      if (MySqlSql.UPSERT_SIZES[i] >= rows) {
+        return i;
+      }
+    }
+    return MySqlSql.UPSERT_SIZES.length - 1;
+  }
+
+  private static Tuple paddedTuple(List<FlushRow> chunk, int size) {
+    Tuple tuple = Tuple.tuple();
+    for (FlushRow row : chunk) {
+      addRow(tuple, row, row.delta());
+    }
+    FlushRow last = chunk.get(chunk.size() - 1);
+    for (int i = chunk.size(); i < size; i++) {
+      addRow(tuple, last, 0L);
+    }
+    return tuple;
+  }
+
+  private static void addRow(Tuple tuple, FlushRow row, long delta) {
+    tuple.addString(row.type()).addString(row.id());
+    if (row.windowed()) {
+      tuple.addLong(row.bucket());
+    }
+    tuple.addShort(row.slot()).addLong(delta);
+  }
+
+  /**
+   * Error 1062 on the flush-id insert. Not recognised by its message: MariaDB names only the key
+   * ({@code for key 'PRIMARY'}), MySQL 8 also the table.
+   */
+  private static boolean isDuplicateKey(Throwable failure) {
+    return failure instanceof MySQLException e && e.getErrorCode() == DUPLICATE_KEY;
+  }
+
+  @Override
+  public Future<Map<String, BigInteger>> sum(String type, List<String> ids) {
+    return paddedIdsRead(ids, size -> sql.sumByIds(size), Tuple.tuple().addString(type), Tuple.tuple());
+  }
+
+  @Override
+  public Future<Map<String, BigInteger>> windowTotals(String type, List<String> ids, long from, long to) {
+    return paddedIdsRead(ids, size -> sql.windowTotals(size), Tuple.tuple().addString(type), Tuple.of(from, to));
+  }
+
+  /** Pads the IN list to a fixed size, so a handful of prepared statements serve every read. */
+  private Future<Map<String, BigInteger>> paddedIdsRead(List<String> ids, IntFunction<String> statement, Tuple before,
+                                                        Tuple after) {
+    int size = MySqlSql.UPSERT_SIZES[sizeIndexFor(ids.size())];
+    if (ids.size() > size) {
+      return Future.failedFuture(new IllegalArgumentException("at most " + size + " ids per read"));
+    }
+    Tuple tuple = before;
+    for (int i = 0; i < size; i++) {
+      tuple.addString(ids.get(Math.min(i, ids.size() - 1)));
+    }
+    for (int i = 0; i < after.size(); i++) {
+      tuple.addValue(after.getValue(i));
+    }
+    return bounded(pool -> pool.preparedQuery(statement.apply(size)).execute(tuple).map(rows -> sums(ids, rows)));
+  }
+}

@@ -1,0 +1,139 @@
+package io.countergateway.internal.store;
+
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.pgclient.PgException;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.SqlConnection;
+import io.vertx.sqlclient.Tuple;
+
+import java.math.BigInteger;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+import java.util.function.Supplier;
+
+/** PostgreSQL: a flush is ONE {@code UNNEST} upsert statement, whatever its size. */
+final class PostgresStore extends PooledCounterStore {
+  private final PostgresSql sql;
+  private final String table;
+
+  PostgresStore(Vertx vertx, Supplier<Pool> pools, long attemptTimeoutMs, PostgresSql sql, String table) {
+    super(vertx, pools, attemptTimeoutMs, sql.reset, sql.windows, UniqueSketches.statements(true, table).reset());
+    this.sql = sql;
+    this.table = table;
+  }
+
+  /** One bounded transaction that settles at once on failure (see {@link BoundedPool#transaction}). */
+  private <T> Future<T> inTransaction(Function<SqlConnection, Future<T>> work) {
+    return pools.transaction(work);
+  }
+
+  @Override
+  public Future<Void> createSchema() {
+    return new SchemaUpgrade(true, table).upgrade(pools.current());
+  }
+
+  @Override
+  public Future<Void> checkSchema() {
+    return new SchemaUpgrade(true, table).check(pools.current());
+  }
+
+  @Override
+  public Future<Void> registerSource(String source) {
+    return registerSource(source, sql.registerSource);
+  }
+
+  @Override
+  public Future<Boolean> advanceSource(String source, long fence, List<String> settledIds) {
+    return bounded(pool -> pool.preparedQuery(sql.advanceFence)
+      .execute(Tuple.of(source, fence, FlushSourceRow.CLOSED, settledIds.toArray(String[]::new)))
+      .map(answer -> answer.iterator().next().getLong(0) > 0));
+  }
+
+  @Override
+  public Future<FlushSourceRow> sourceRow(String source) {
+    return sourceRow(source, sql.lockSource, sql.committedIdsOfSource);
+  }
+
+  @Override
+  public Future<Void> deleteSource(String source) {
+    return deleteSource(source, sql.deleteSource, sql.deleteIdsOfSource);
+  }
+
+  @Override
+  public Future<Integer> pruneFlushIds(int olderThanSeconds) {
+    return pools.current().preparedQuery(sql.pruneFlushIds).execute(Tuple.of(olderThanSeconds, FlushSourceRow.CLOSED))
+      .map(rows -> rows.iterator().next().getLong(0).intValue());
+  }
+
+  @Override
+  public Future<WriteOutcome> write(Flush flush) {
+    if (flush.rows().stream().anyMatch(FlushRow::windowed)) {
+      return writeWindowed(flush);
+    }
+    Tuple arguments = PostgresSql.rowArrays(flush.rows());
+    addId(arguments, flush.id());
+    return bounded(pool -> pool.preparedQuery(sql.upsertFlush).execute(arguments)
+      .map(result -> result.rowCount() == 0 ? WriteOutcome.ALREADY_COMMITTED : WriteOutcome.COMMITTED))
+      .recover(failure -> Future.failedFuture(sourceClosed(flush, failure)));
+  }
+
+  /** The same one statement and flush id, over both tables; its answer row says whether the flush id was new. */
+  private Future<WriteOutcome> writeWindowed(Flush flush) {
+    Tuple arguments = PostgresSql.plainAndWindowedArrays(flush.rows());
+    addId(arguments, flush.id());
+    return bounded(pool -> pool.preparedQuery(sql.upsertWindowedFlush).execute(arguments)
+      .map(result -> result.iterator().next().getLong(0) == 0 ? WriteOutcome.ALREADY_COMMITTED : WriteOutcome.COMMITTED))
+      .recover(failure -> Future.failedFuture(sourceClosed(flush, failure)));
+  }
+
+  /** The flush statements' last three arguments: the id, its source, its sequence. */
+  private static void addId(Tuple arguments, FlushId id) {
+    arguments.addString(id.toString()).addString(id.source()).addLong(id.sequence());
+  }
+
+  /**
+   * The flush statement's way of saying its source is closed or has no row: the unknown setting it reads then (42704).
+   * Any other failure as it is.
+   */
+  private static Throwable sourceClosed(Flush flush, Throwable failure) {
+    if (failure instanceof PgException pg && "42704".equals(pg.getSqlState()) && pg.getMessage() != null
+      && pg.getMessage().contains("flush_source_missing_or_closed")) {
+      String source = flush.id().source();
+      return new FlushSourceClosedException(source, "flush source " + source + " is closed or has no row; flush "
+        + flush.id() + " is not written (" + pg.getMessage() + ")");
+    }
+    return failure;
+  }
+
+  /**
+   * In one transaction: the source's row shared and open, then the id inserted as voided; if it was there, whether it
+   * is voided (an earlier void attempt of ours) or not (a late copy of an earlier write attempt committed it).
+   */
+  @Override
+  public Future<VoidOutcome> voidFlush(Flush flush) {
+    String id = flush.id().toString();
+    return inTransaction(conn -> conn.preparedQuery(sql.lockSource).execute(Tuple.of(flush.id().source()))
+      .compose(source -> {
+        requireOpen(flush, source.size() == 0 ? null : source.iterator().next().getLong(0));
+        return conn.preparedQuery(sql.insertVoidedId).execute(Tuple.of(id));
+      })
+      .compose(inserted -> inserted.rowCount() > 0 ? Future.succeededFuture(VoidOutcome.VOIDED)
+        : conn.preparedQuery(sql.readVoided).execute(Tuple.of(id)).map(rows -> voidOutcome(id, rows))));
+  }
+
+  @Override
+  public Future<Map<String, BigInteger>> windowTotals(String type, List<String> ids, long from, long to) {
+    return bounded(pool -> pool.preparedQuery(sql.windowTotals)
+      .execute(Tuple.tuple().addString(type).addArrayOfString(ids.toArray(String[]::new)).addLong(from).addLong(to))
+      .map(rows -> sums(ids, rows)));
+  }
+
+  @Override
+  public Future<Map<String, BigInteger>> sum(String type, List<String> ids) {
+    return bounded(pool -> pool.preparedQuery(sql.sumByIds)
+      .execute(Tuple.tuple().addString(type).addArrayOfString(ids.toArray(String[]::new)))
+      .map(rows -> sums(ids, rows)));
+  }
+}

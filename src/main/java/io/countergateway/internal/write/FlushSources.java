@@ -1,0 +1,457 @@
+package io.countergateway.internal.write;
+
+import io.countergateway.internal.store.Flush;
+import io.countergateway.internal.store.FlushId;
+import io.countergateway.internal.store.FlushSourceRow;
+import io.countergateway.internal.store.FlushSourceStatements;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.SortedMap;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.LongSupplier;
+
+/**
+ * The one owner of the flush sources of one flush writer: names, sequences, fences, and when a source's row may be
+ * created or deleted (src/DESIGN.md §4 "Flush sources"). Why a flush never counts twice:
+ * <ol>
+ *   <li>A flush id is {@code <source>:<sequence>[.<split path>]}. The <b>live</b> source is minted here, once per
+ *   coalescer run, and is the only writer that ever retries its flushes. Its row is created before any of its
+ *   flushes is recorded in the journal or attempted ({@link #registered}), so a replay that finds a source without a
+ *   row knows it was deleted, never that it was not yet made.</li>
+ *   <li>Until a flush is settled its id is never deleted: a retry finds the id of an earlier committed attempt. Once
+ *   settled, only a zombie (an earlier attempt reaching the database late) can bring it back. Each source has a row
+ *   with a <b>fence</b>; every flush statement takes that row shared and writes only at or above the fence. The fence
+ *   is raised past the settled sequences and, in the same transaction, their ids are deleted; a zombie that took the
+ *   row before finds its id, one that comes after sees the fence.</li>
+ *   <li>A source silent for {@code batching.flushIdRetention} is closed by the prune of any replica and keeps
+ *   its ids: from then on nothing of it commits, so the ids are the final word. A writer that finds a source closed
+ *   reads them once ({@link #found}): a flush whose id is there had committed; every other one is proven never
+ *   committed and goes on under the live source, with a new id recorded in the journal before its first attempt
+ *   ({@link FlushLog#replaced}). A closed live source is replaced by a fresh one at once.</li>
+ *   <li>A source without a row was closed and deleted (a gateway down longer than two retentions): a flush of an
+ *   earlier run (a journal replay) or one that had an attempt of unknown outcome can no longer be resolved, and is
+ *   <b>outcome unknown</b>: reported, never written again. Any other flush of a live source had no such attempt, so it
+ *   committed nowhere and goes on under the live source.</li>
+ *   <li>A source's row is deleted by this class only once every flush of it is settled (or went on under a live
+ *   source) and the journal has forced its record of that ({@link FlushLog#force}): at a graceful stop for the live
+ *   sources, after the replay for the sources of an earlier run, once resolved for a closed one. A late copy of one
+ *   of their flushes then finds no row and fails. A source nobody deletes is closed by the prune and deleted with its
+ *   ids a further retention later.</li>
+ * </ol>
+ * An idle live source beats its heart (raises its fence to where it is) every heartbeat, a tenth of the retention; a
+ * busy one with every advance, about once a second. <b>A source's advance and its own attempts never overlap</b>: the
+ * database would otherwise make each wait for the other's row lock. An advance that falls due waits until the
+ * source's attempts in flight have answered, and attempts that want to go meanwhile wait for the advance (bounded: at
+ * most one attempt timeout, then one statement; they go whatever its outcome).
+ * <p>Confined to the writer's event loop; time is read from the clock passed in.
+ */
+final class FlushSources {
+  private static final Logger LOG = LoggerFactory.getLogger(FlushSources.class);
+  static final long TICK_MS = 1_000;
+
+  /** Where the next attempt of a flush goes. */
+  record Route(Kind kind, Flush target) {
+    enum Kind {
+      /** Write {@code target}: the flush itself, or under a new id of the live source (then journal it first). */
+      WRITE,
+      /** Its id is among the closed source's committed ones: it counted. */
+      COMMITTED,
+      /** Whether it committed can no longer be known (see the class comment, 4). */
+      UNKNOWN
+    }
+  }
+
+  /** How an attempt of a flush ended, as far as its source is concerned. */
+  enum Attempt {
+    /** Its id is in the table now (committed, found committed, or voided): it may go once the fence passes it. */
+    WRITTEN,
+    /** No answer: it may have committed. */
+    AMBIGUOUS,
+    /** The statement failed whole (a refused value, a lock conflict, a closed source): nothing of it committed. */
+    FAILED
+  }
+
+  private static final class Source {
+    final String name;
+    /** A source of an earlier run whose flushes a journal replay writes again: its row is never created here. */
+    final boolean inherited;
+    /** A live source's row: the INSERT in flight or done; null before it is sent and after it failed. */
+    Future<Void> registered;
+    boolean rowMade;
+    final TreeSet<Long> open = new TreeSet<>();
+    long highest = -1;
+    final TreeMap<Long, List<String>> settledIds = new TreeMap<>();
+    /** Open sequences with an attempt of unknown outcome. */
+    final Set<Long> ambiguous = new HashSet<>();
+    long lastAdvance;
+    /** An advance is due or in flight: no attempt of the source starts until it ends. */
+    boolean advancing;
+    boolean sending;
+    int attempts;
+    final List<Promise<Void>> waitingForAdvance = new ArrayList<>();
+    Promise<Void> advanced = Promise.promise();
+    /** Read once the source was found closed or missing: its row as it is then, final. */
+    Future<FlushSourceRow> row;
+    /** Flushes proven never committed under this source, and the id each goes on under. */
+    final Map<FlushId, FlushId> rerouted = new HashMap<>();
+    /** Inherited: replayed flushes not settled yet. */
+    int replaying;
+    boolean deleting;
+
+    Source(String name, boolean inherited, long now) {
+      this.name = name;
+      this.inherited = inherited;
+      this.lastAdvance = now;
+    }
+
+    /** Every sequence below it is settled: the lowest open one, or past the highest when none is open. */
+    long fence() {
+      return open.isEmpty() ? highest + 1 : open.first();
+    }
+  }
+
+  private static final Future<Void> DONE = Future.succeededFuture();
+
+  private final Vertx vertx;
+  private final FlushSourceStatements statements;
+  private final FlushLog log;
+  private final String suffix;
+  private final LongSupplier millis;
+  private final long heartbeatMs;
+  private final long tickMs;
+  private final Map<String, Source> sources = new LinkedHashMap<>();
+  private Source live;
+  private long timer = -1;
+  private boolean retired;
+  private long unknownFlushes;
+
+  /**
+   * {@code index}: the coalescer's, kept in every source name it mints ({@code <random>-<index>}, at most 17
+   * characters); {@code heartbeatMs}: see {@code BatchingOptions#flushSourceHeartbeatMs}; {@code millis}: the wall
+   * clock in milliseconds ({@code System::currentTimeMillis} but in tests); {@code tickMs}: how often advances are
+   * considered ({@link #TICK_MS}; a test that ticks by hand makes it long).
+   */
+  FlushSources(Vertx vertx, FlushSourceStatements statements, FlushLog log, int index, long heartbeatMs,
+               LongSupplier millis, long tickMs) {
+    this.vertx = vertx;
+    this.statements = statements;
+    this.log = log;
+    this.suffix = "-" + index;
+    this.millis = millis;
+    this.heartbeatMs = Math.max(TICK_MS, heartbeatMs);
+    this.tickMs = tickMs;
+    this.live = mint();
+  }
+
+  /** A fresh live source: random, so restarts and replicas never share one. */
+  private Source mint() {
+    Source source = new Source(Long.toUnsignedString(ThreadLocalRandom.current().nextLong(), 36) + suffix, false,
+      millis.getAsLong());
+    sources.put(source.name, source);
+    return source;
+  }
+
+  /** The live source's name (for logs and tests). */
+  String liveSource() {
+    return live.name;
+  }
+
+  /** The id of the next flush the coalescer forms: open (the fence never passes it) until {@link #settled}. */
+  FlushId nextId() {
+    long sequence = ++live.highest;
+    live.open.add(sequence);
+    return FlushId.formed(live.name, sequence);
+  }
+
+  /**
+   * A flush of an earlier run that a journal replay writes again: its source is inherited (its row is never created
+   * here), and is deleted once its last such flush is settled and durably recorded so.
+   */
+  void inherit(FlushId id) {
+    Source source = sources.computeIfAbsent(id.source(), name -> new Source(name, true, millis.getAsLong()));
+    if (source.inherited) {
+      source.replaying++;
+    }
+  }
+
+  /**
+   * Completes once the row of {@code id}'s source exists: before a flush of it is recorded in the journal or attempted
+   * (class comment, 1). Fails when the database cannot be reached; the caller retries.
+   */
+  Future<Void> registered(FlushId id) {
+    Source source = sources.get(id.source());
+    if (source == null || source.inherited || source.rowMade) {
+      return DONE;
+    }
+    if (source.registered != null) {
+      return source.registered;
+    }
+    startTicks();
+    Future<Void> inserting = statements.registerSource(source.name);
+    source.registered = inserting;
+    inserting.onComplete(done -> {
+      if (done.succeeded()) {
+        source.rowMade = true;
+        source.lastAdvance = millis.getAsLong();
+      } else if (source.registered == inserting) {
+        source.registered = null;
+      }
+    });
+    return inserting;
+  }
+
+  /**
+   * Where the next attempt of {@code flush} goes: itself while its source is not known to be closed or missing; else
+   * as the source's final row says (class comment, 3 and 4). The same flush always gets the same new id.
+   */
+  Future<Route> route(Flush flush) {
+    Source source = sources.get(flush.id().source());
+    if (source == null || source.row == null) {
+      return Future.succeededFuture(new Route(Route.Kind.WRITE, flush));
+    }
+    return source.row.map(row -> {
+      if (row.committed().contains(flush.id())) {
+        return new Route(Route.Kind.COMMITTED, null);
+      }
+      if (row.missing() && (source.inherited || source.ambiguous.contains(flush.id().sequence()))) {
+        return new Route(Route.Kind.UNKNOWN, null);
+      }
+      FlushId target = source.rerouted.computeIfAbsent(flush.id(), old -> nextId());
+      return new Route(Route.Kind.WRITE, flush.under(target));
+    });
+  }
+
+  /**
+   * An attempt found {@code name} closed or without a row: reads the row once (the final word, class comment 3) and,
+   * if it was the live source, mints a fresh one for every flush formed from now on. Fails (and may be tried again)
+   * when the database cannot be read.
+   */
+  Future<Void> found(String name) {
+    Source source = sources.get(name);
+    if (source == null) {
+      return DONE;
+    }
+    if (source.row != null) {
+      return source.row.mapEmpty();
+    }
+    Future<FlushSourceRow> reading = statements.sourceRow(name).compose(row -> {
+      if (!row.missing() && !row.closed()) {
+        return Future.failedFuture(new IllegalStateException("flush source " + name + " was reported closed but is open"));
+      }
+      if (source == live) {
+        live = mint();
+      }
+      source.settledIds.clear();
+      report(source, row);
+      return Future.succeededFuture(row);
+    });
+    source.row = reading;
+    reading.onFailure(e -> {
+      if (source.row == reading) {
+        source.row = null;
+      }
+    });
+    return reading.mapEmpty();
+  }
+
+  private void report(Source source, FlushSourceRow row) {
+    int open = source.inherited ? source.replaying : source.open.size();
+    if (row.missing()) {
+      long unknown = source.inherited ? open : source.ambiguous.size();
+      LOG.atError().addKeyValue("event", "flush_source_gone").addKeyValue("source", source.name)
+        .addKeyValue("flushes_open", open).addKeyValue("flushes_outcome_unknown", unknown)
+        .log("flush source {} has no row any more (closed as dead, then deleted a retention later): {} of its {} open "
+            + "flushes can no longer be resolved and are outcome unknown (never written again{}); the others go on "
+            + "under {}", source.name, unknown, open,
+          source.inherited ? ", their increments may be lost: the gateway was down longer than twice "
+            + "batching.flushIdRetention" : "; their requests get 504", live.name);
+    } else {
+      LOG.atWarn().addKeyValue("event", "flush_source_closed").addKeyValue("source", source.name)
+        .addKeyValue("flushes_open", open).addKeyValue("ids_committed", row.committed().size())
+        .log("flush source {} was closed as dead (silent longer than batching.flushIdRetention): of its {} open "
+          + "flushes, those whose ids it holds had committed, the others go on under {}", source.name, open, live.name);
+    }
+  }
+
+  /**
+   * Before each attempt of a routed flush: no advance of its source is due or in flight. Once this completes the
+   * attempt counts as in flight until {@link #attemptEnded}.
+   */
+  Future<Void> beforeAttempt(Flush target) {
+    Source source = sources.get(target.id().source());
+    if (source == null || source.inherited) {
+      return DONE;
+    }
+    if (!source.advancing) {
+      source.attempts++;
+      return DONE;
+    }
+    Promise<Void> turn = Promise.promise();
+    source.waitingForAdvance.add(turn);
+    return turn.future();
+  }
+
+  /** The attempt {@link #beforeAttempt} let go has its answer (or gave up waiting for one). */
+  void attemptEnded(Flush target, Attempt outcome) {
+    Source source = sources.get(target.id().source());
+    if (source == null || source.inherited) {
+      return;
+    }
+    long sequence = target.id().sequence();
+    if (outcome == Attempt.WRITTEN && source.row == null) {
+      source.settledIds.computeIfAbsent(sequence, s -> new ArrayList<>()).add(target.id().toString());
+    } else if (outcome == Attempt.AMBIGUOUS) {
+      source.ambiguous.add(sequence);
+    }
+    if (source.attempts > 0) {
+      source.attempts--;
+      advanceIfQuiet(source);
+    }
+  }
+
+  /**
+   * Every request of the flush {@code id} (as formed, or as it went on under a live source) is answered: it is never
+   * attempted again. An inherited source whose last replayed flush this was is deleted once the journal forced it.
+   */
+  void settled(FlushId id) {
+    Source source = sources.get(id.source());
+    if (source == null) {
+      return;
+    }
+    if (source.inherited) {
+      if (--source.replaying == 0) {
+        retireResolved(source, "the replay's flushes of it are settled");
+      }
+      return;
+    }
+    source.open.remove(id.sequence());
+    source.ambiguous.remove(id.sequence());
+    if (source.row != null && source.open.isEmpty()) {
+      retireResolved(source, "found closed, its flushes are settled or went on under a live source");
+    }
+  }
+
+  /** Flushes written again by a replay whose source had vanished with their outcome (class comment, 4). */
+  long unknownFlushes() {
+    return unknownFlushes;
+  }
+
+  /** A flush found to be outcome unknown: counted for the meter. */
+  void outcomeUnknown() {
+    unknownFlushes++;
+  }
+
+  /** A source nothing will be written under any more: deleted once the journal forced that (class comment, 5). */
+  private void retireResolved(Source source, String why) {
+    boolean gone = source.row != null && source.row.succeeded() && source.row.result().missing();
+    if (!gone && !retired) {
+      deleteWhenDurable(source, why);
+    }
+  }
+
+  /** Deletes the source's row once the journal forced everything recorded so far (class comment, 5). */
+  private Future<Void> deleteWhenDurable(Source source, String why) {
+    if (source.deleting) {
+      return DONE;
+    }
+    source.deleting = true;
+    Future<Void> quiet = source.advancing ? source.advanced.future() : DONE;
+    return quiet.compose(v -> log.force())
+      .compose(forced -> statements.deleteSource(source.name))
+      .onSuccess(deleted -> sources.remove(source.name))
+      .onFailure(e -> {
+        source.deleting = false;
+        LOG.warn("flush source {} is kept ({}; the prune closes it, then deletes it): {}", source.name, why,
+          e.toString());
+      });
+  }
+
+  private void startTicks() {
+    if (timer < 0 && !retired) {
+      timer = vertx.setPeriodic(tickMs, id -> tick());
+    }
+  }
+
+  /** Marks an advance due on every live source with settled ids below its fence, or whose heartbeat is due. */
+  void tick() {
+    long now = millis.getAsLong();
+    for (Source source : new ArrayList<>(sources.values())) {
+      if (source.inherited || !source.rowMade || source.row != null || source.advancing || source.deleting
+        || idsBelowFence(source).isEmpty() && now - source.lastAdvance < heartbeatMs) {
+        continue;
+      }
+      source.advancing = true;
+      source.advanced = Promise.promise();
+      advanceIfQuiet(source);
+    }
+  }
+
+  private static SortedMap<Long, List<String>> idsBelowFence(Source source) {
+    return source.settledIds.headMap(source.fence());
+  }
+
+  /** Sends the due advance once no attempt of the source is in flight; the fence and ids are taken as of now. */
+  private void advanceIfQuiet(Source source) {
+    if (!source.advancing || source.attempts > 0 || source.sending) {
+      return;
+    }
+    source.sending = true;
+    long now = millis.getAsLong();
+    long fence = source.fence();
+    SortedMap<Long, List<String>> below = idsBelowFence(source);
+    List<Long> sequences = new ArrayList<>(below.keySet());
+    List<String> ids = new ArrayList<>();
+    below.values().forEach(ids::addAll);
+    statements.advanceSource(source.name, fence, ids).onComplete(done -> {
+      source.sending = false;
+      source.advancing = false;
+      List<Promise<Void>> waiting = new ArrayList<>(source.waitingForAdvance);
+      source.waitingForAdvance.clear();
+      source.attempts += waiting.size();
+      waiting.forEach(Promise::complete);
+      source.advanced.complete();
+      if (done.succeeded()) {
+        sequences.forEach(source.settledIds::remove);
+        source.lastAdvance = now;
+        if (!done.result() && !retired) {
+          // closed while idle (or paused): read it now, so the next flush goes straight to a fresh source
+          found(source.name).onFailure(e -> LOG.warn("could not read the closed flush source {}, will try again: {}",
+            source.name, e.toString()));
+        }
+      }
+    });
+  }
+
+  /**
+   * At a graceful stop: every live source whose flushes are all settled is deleted once the journal forced their
+   * records (a late copy of one of them then finds no row and writes nothing). A source with a flush still open stays,
+   * for the prune to close; so does every source when the journal cannot force.
+   */
+  Future<Void> retire() {
+    retired = true;
+    if (timer >= 0) {
+      vertx.cancelTimer(timer);
+      timer = -1;
+    }
+    List<Future<Void>> deletes = new ArrayList<>();
+    for (Source source : new ArrayList<>(sources.values())) {
+      if (!source.inherited && source.rowMade && source.row == null && source.open.isEmpty()) {
+        deletes.add(deleteWhenDurable(source, "stopping").otherwiseEmpty());
+      }
+    }
+    return Future.join(deletes).mapEmpty();
+  }
+}

@@ -1,0 +1,482 @@
+package io.countergateway.internal.write;
+
+import io.countergateway.config.BatchingOptions;
+import io.countergateway.internal.model.ApiError;
+import io.countergateway.internal.model.CounterKey;
+import io.countergateway.internal.store.Failures;
+import io.countergateway.internal.store.Flush;
+import io.countergateway.internal.store.FlushId;
+import io.countergateway.internal.store.FlushRow;
+import io.countergateway.internal.store.FlushSourceClosedException;
+import io.countergateway.internal.store.FlushStatements;
+import io.countergateway.internal.store.VoidOutcome;
+import io.countergateway.internal.store.WriteOutcome;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.Timer;
+import io.vertx.core.Context;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.LongSupplier;
+import java.util.function.UnaryOperator;
+import java.util.stream.Stream;
+
+/**
+ * Gets one flush into the database and settles its waiting requests.
+ *
+ * <p>The invariant: <b>a flush gets new ids only when its id is proven uncommitted forever</b>, and the journal
+ * records the new ids ({@link FlushLog#replaced}) before any of them is attempted. Two things prove it:
+ * <ul>
+ *   <li>A data exception ({@link Failures#isValueRefused}) proves that this attempt did not commit — the statement that
+ *   carries the flush id failed on a value — and, since the id is checked before any value is touched (one statement
+ *   on PostgreSQL, the id inserted first on MySQL), that no earlier attempt had committed it <em>yet</em>. An earlier
+ *   attempt may still be on its way (held in a buffer past batching.writeTimeout, on other slots where no value overflows):
+ *   so the id is then voided (inserted as voided, in its own transaction), and a late copy finds it and writes
+ *   nothing. Only after the void are the halves written under new ids, or the refused row answered 422; if the void
+ *   finds that a late copy had committed the flush whole, every request of it is answered as committed.</li>
+ *   <li>A closed flush source: its row's ids are the final word ({@link FlushSources}), so a flush whose id is not
+ *   among them goes on under the live source.</li>
+ * </ul>
+ * Every other failure — lost connection, timeout, deadlock, read-only database, cancelled statement, an error nobody
+ * listed — is an outage: the same flush (same id, same counters and deltas) is retried with backoff until it lands,
+ * and its id makes the retry a no-op if an earlier attempt had committed. A retry may move the rows to other slots, so
+ * it does not queue behind a row lock that a dead writer still holds; the id is what deduplicates.
+ */
+final class FlushWriter {
+  private static final Logger LOG = LoggerFactory.getLogger(FlushWriter.class);
+  /** How much longer than batching.writeTimeout an attempt may take before the writer gives up on the store's answer. */
+  private static final long BACKSTOP_MS = 1_000;
+  private static final Future<Void> DONE = Future.succeededFuture();
+  /** The cause a replayed flush found voided is refused with, should it be one row: its value was refused then. */
+  private static final Exception VOIDED_BEFORE_A_RESTART = new IllegalStateException(
+    "its id was voided after a refused value, before the restart");
+
+  /** Upper bounds of the flush-duration buckets: a commit's milliseconds up to retries through an outage. */
+  static final Duration[] FLUSH_BUCKETS = Stream.of(1, 2, 5, 10, 25, 50, 100, 250, 500, 1_000, 2_500, 5_000, 10_000,
+    30_000, 60_000).map(Duration::ofMillis).toArray(Duration[]::new);
+
+  private final Vertx vertx;
+  private final FlushStatements store;
+  private final FlushSources sources;
+  private final FlushLog log;
+  private final BatchingOptions options;
+  private final WriterHealth health;
+  private final LongSupplier nanoClock;
+  private final UnaryOperator<Flush> reslot;
+  private final Context context;
+  private final Thread eventLoop;
+  private boolean failing;
+  private Timer flushTimer;
+  private Counter retries;
+  private Counter refusedRows;
+
+  /** One formed flush on its way, until every request of it (and of its halves) is answered. */
+  private static final class Write {
+    final Flush formed;
+    /** A journal replay's: an id found there may have been voided by a split the crash cut short. */
+    final boolean replayed;
+    final long started;
+    /** The ids it went on under, proven never committed under its own: each is open in the live source. */
+    final List<FlushId> wentOnAs = new ArrayList<>();
+    /** Those of {@link #wentOnAs} the journal holds a record of. */
+    final Set<FlushId> recorded = new HashSet<>();
+    /** The journal could not record a step: nothing of it is attempted any more in this run. */
+    boolean abandoned;
+
+    Write(Flush formed, boolean replayed, long started) {
+      this.formed = formed;
+      this.replayed = replayed;
+      this.started = started;
+    }
+  }
+
+  /** {@code reslot} gives the same flush on the slots of a new round, for retries. */
+  FlushWriter(Vertx vertx, FlushStatements store, FlushSources sources, FlushLog log, BatchingOptions options,
+              WriterHealth health, UnaryOperator<Flush> reslot, LongSupplier nanoClock) {
+    this.vertx = vertx;
+    this.store = store;
+    this.sources = sources;
+    this.log = log;
+    this.options = options;
+    this.health = health;
+    this.nanoClock = nanoClock;
+    this.reslot = reslot;
+    this.context = vertx.getOrCreateContext();
+    this.eventLoop = Thread.currentThread();
+  }
+
+  void registerMetrics(MeterRegistry registry, Tags tags) {
+    // fixed buckets rather than quantiles computed here: a p99 of each verticle cannot be added up across verticles
+    // and pods, buckets can (histogram_quantile over the sum of their rates)
+    flushTimer = Timer.builder("gateway.flush.duration").tags(tags)
+      .description("from a flush's first attempt until it is settled, retries included")
+      .serviceLevelObjectives(FLUSH_BUCKETS).register(registry);
+    retries = Counter.builder("gateway.flush.retries").tags(tags)
+      .description("write attempts that failed for a reason other than a refused value and were retried under the same flush id")
+      .register(registry);
+    refusedRows = Counter.builder("gateway.flush.refused.rows").tags(tags)
+      .description("counter rows the database refused (e.g. BIGINT overflow); their increments were not counted")
+      .register(registry);
+    FunctionCounter.builder("gateway.flush.outcome.unknown", sources, FlushSources::unknownFlushes).tags(tags)
+      .description("flushes whose outcome could no longer be known (their flush source was deleted while they were "
+        + "open); never written again, their requests answered 504")
+      .register(registry);
+  }
+
+  /**
+   * A flush as the coalescer formed it: its source's row made, its journal record forced when it holds journaled
+   * increments ({@code journaled}; {@code zeroKeys} travel with that record), then attempted until settled. Completes
+   * true once every request of it is answered, false when the journal could not record it (it is then never attempted
+   * in this run, its requests are answered, and the replay after a restart resolves it).
+   */
+  Future<Boolean> write(Flush flush, List<Ack> acks, List<CounterKey> zeroKeys, boolean journaled) {
+    Write write = new Write(flush, false, nanoClock.getAsLong());
+    Promise<Void> done = Promise.promise();
+    prepare(write, acks, zeroKeys, journaled, 0, done);
+    return finish(write, done.future());
+  }
+
+  /**
+   * A flush a journal replay carried over, written again under its own id (no request waits for it); its source is an
+   * earlier run's. An id already there means committed, or voided by a split that a crash cut between the void and
+   * the journal's record of the halves: the void tells them apart, and a voided flush is split again, under the same
+   * half ids, instead of passing for committed.
+   */
+  Future<Boolean> writeReplayed(Flush flush) {
+    sources.inherit(flush.id());
+    Write write = new Write(flush, true, nanoClock.getAsLong());
+    Promise<Void> done = Promise.promise();
+    attempt(write, flush, List.of(), 0, done);
+    return finish(write, done.future());
+  }
+
+  private Future<Boolean> finish(Write write, Future<Void> done) {
+    return done.map(v -> {
+      if (write.abandoned) {
+        return false;
+      }
+      log.settled(write.formed.id());
+      sources.settled(write.formed.id());
+      write.wentOnAs.forEach(sources::settled);
+      if (flushTimer != null) {
+        flushTimer.record(nanoClock.getAsLong() - write.started, TimeUnit.NANOSECONDS);
+      }
+      return true;
+    });
+  }
+
+  /** The source's row, then the journal's record, before the first attempt. */
+  private void prepare(Write write, List<Ack> acks, List<CounterKey> zeroKeys, boolean journaled, int attemptNo,
+                       Promise<Void> done) {
+    onLoop(sources.registered(write.formed.id())).onComplete(made -> {
+      if (made.failed()) {
+        retryLater(write.formed, attemptNo, made.cause(), "making the row of its flush source",
+          () -> prepare(write, acks, zeroKeys, journaled, attemptNo + 1, done));
+        return;
+      }
+      if (!journaled) {
+        attempt(write, write.formed, acks, 0, done);
+      } else if (log.failed()) {
+        abandon(write, acks, notRecorded(), done);
+      } else {
+        log.formed(write.formed, zeroKeys).onComplete(recorded -> {
+          if (recorded.failed()) {
+            abandon(write, acks, mayBeRecorded(), done);
+          } else {
+            attempt(write, write.formed, acks, 0, done);
+          }
+        });
+      }
+    });
+  }
+
+  private void attempt(Write write, Flush flush, List<Ack> acks, int attemptNo, Promise<Void> done) {
+    onLoop(sources.route(flush)).onComplete(routed -> {
+      if (routed.failed()) {
+        retryLater(flush, attemptNo, routed.cause(), "reading its closed flush source",
+          () -> attempt(write, flush, acks, attemptNo + 1, done));
+        return;
+      }
+      FlushSources.Route route = routed.result();
+      switch (route.kind()) {
+        case COMMITTED -> {
+          setFailing(false);
+          committed(acks);
+          done.complete();
+        }
+        case UNKNOWN -> {
+          setFailing(false);
+          unknown(flush, acks);
+          done.complete();
+        }
+        case WRITE -> goOnAs(write, flush, route.target()).onComplete(recorded -> {
+          if (recorded.failed()) {
+            abandon(write, acks, mayBeRecorded(), done);
+          } else {
+            send(write, route.target(), acks, attemptNo, done);
+          }
+        });
+      }
+    });
+  }
+
+  /** A flush proven never committed under its own id goes on under a new one: the journal records it first. */
+  private Future<Void> goOnAs(Write write, Flush flush, Flush target) {
+    if (target.id().equals(flush.id()) || write.recorded.contains(target.id())) {
+      return DONE;
+    }
+    if (!write.wentOnAs.contains(target.id())) {
+      write.wentOnAs.add(target.id());
+    }
+    return log.replaced(flush, List.of(target)).onSuccess(v -> write.recorded.add(target.id()));
+  }
+
+  /** One attempt of {@code target} under its id, its source's row made and no advance of it in the way. */
+  private void send(Write write, Flush target, List<Ack> acks, int attemptNo, Promise<Void> done) {
+    onLoop(sources.registered(target.id())).onComplete(made -> {
+      if (made.failed()) {
+        retryLater(target, attemptNo, made.cause(), "making the row of its flush source",
+          () -> attempt(write, target, acks, attemptNo + 1, done));
+        return;
+      }
+      sources.beforeAttempt(target).onComplete(mayGo -> onLoop(store.write(target)).onComplete(result -> {
+        sources.attemptEnded(target, result.succeeded() ? FlushSources.Attempt.WRITTEN : attemptOf(result.cause()));
+        if (result.succeeded() && result.result() == WriteOutcome.ALREADY_COMMITTED && write.replayed
+          && target.id().equals(write.formed.id())) {
+          setFailing(false);
+          voidThenSplit(write, target, acks, 0, done, VOIDED_BEFORE_A_RESTART);
+        } else if (result.succeeded()) {
+          setFailing(false);
+          committed(acks);
+          done.complete();
+        } else if (result.cause() instanceof FlushSourceClosedException closed) {
+          sourceFound(write, target, acks, attemptNo, done, closed);
+        } else if (Failures.isValueRefused(result.cause())) {
+          // not committed by this attempt (see the class comment): void the id before any new id or answer
+          setFailing(false);
+          voidThenSplit(write, target, acks, 0, done, result.cause());
+        } else {
+          retryLater(target, attemptNo, result.cause(), "writing it",
+            () -> attempt(write, reslot.apply(target), acks, attemptNo + 1, done));
+        }
+      }));
+    });
+  }
+
+  /** Only an answer that fails the statement itself proves nothing of it committed; anything else may have. */
+  private static FlushSources.Attempt attemptOf(Throwable failure) {
+    return failure instanceof FlushSourceClosedException || Failures.isValueRefused(failure)
+      || Failures.isLockConflict(failure) ? FlushSources.Attempt.FAILED : FlushSources.Attempt.AMBIGUOUS;
+  }
+
+  /** The flush's source was closed or is gone: its row is read once, then the flush is routed again. */
+  private void sourceFound(Write write, Flush flush, List<Ack> acks, int attemptNo, Promise<Void> done,
+                           FlushSourceClosedException closed) {
+    onLoop(sources.found(closed.source())).onComplete(read -> {
+      if (read.failed()) {
+        retryLater(flush, attemptNo, read.cause(), "reading its closed flush source",
+          () -> sourceFound(write, flush, acks, attemptNo + 1, done, closed));
+      } else {
+        attempt(write, flush, acks, attemptNo, done);
+      }
+    });
+  }
+
+  /**
+   * The database refused a value of the flush: its id is voided, then the flush is split (or its one row refused); or,
+   * if a late copy of an earlier attempt had committed it whole, its requests are answered as committed. A void that
+   * fails for any other reason is retried like a write.
+   */
+  private void voidThenSplit(Write write, Flush flush, List<Ack> acks, int attemptNo, Promise<Void> done,
+                             Throwable refusal) {
+    sources.beforeAttempt(flush).onComplete(mayGo -> onLoop(store.voidFlush(flush)).onComplete(result -> {
+      sources.attemptEnded(flush, result.succeeded() ? FlushSources.Attempt.WRITTEN : attemptOf(result.cause()));
+      if (result.succeeded() && result.result() == VoidOutcome.ALREADY_COMMITTED) {
+        setFailing(false);
+        LOG.warn("flush {} ({} rows) was refused a value, but a late copy of an earlier attempt had committed it whole "
+          + "(on other slots): its requests are answered as committed", flush.id(), flush.rows().size());
+        committed(acks);
+        done.complete();
+      } else if (result.succeeded()) {
+        setFailing(false);
+        if (flush.rows().size() > 1) {
+          split(write, flush, acks, done);
+        } else {
+          refuse(flush, acks, refusal);
+          done.complete();
+        }
+      } else if (result.cause() instanceof FlushSourceClosedException closed) {
+        // nothing of it is written under a closed source: routed again, it goes on whole under the live one
+        sourceFound(write, flush, acks, attemptNo, done, closed);
+      } else {
+        retryLater(flush, attemptNo, result.cause(), "voiding it after a refused value",
+          () -> voidThenSplit(write, flush, acks, attemptNo + 1, done, refusal));
+      }
+    }));
+  }
+
+  private void split(Write write, Flush flush, List<Ack> acks, Promise<Void> done) {
+    List<FlushRow> rows = flush.rows();
+    List<FlushRow> left = rows.subList(0, rows.size() / 2);
+    List<FlushRow> right = rows.subList(rows.size() / 2, rows.size());
+    Set<CounterKey> leftKeys = new HashSet<>();
+    left.forEach(row -> leftKeys.add(new CounterKey(row.type(), row.id(), row.bucket())));
+    List<Ack> leftAcks = new ArrayList<>();
+    List<Ack> rightAcks = new ArrayList<>();
+    acks.forEach(ack -> (leftKeys.contains(ack.key) ? leftAcks : rightAcks).add(ack));
+    Flush leftHalf = flush.half(0, left);
+    Flush rightHalf = flush.half(1, right);
+    Promise<Void> leftDone = Promise.promise();
+    leftDone.future().onComplete(v -> {
+      if (write.abandoned) {
+        abandon(write, rightAcks, mayBeRecorded(), done);
+      } else {
+        attempt(write, rightHalf, rightAcks, 0, done);
+      }
+    });
+    // the journal learns of the halves before either is attempted: a replay resolves them, not the parent
+    log.replaced(flush, List.of(leftHalf, rightHalf)).onComplete(recorded -> {
+      if (recorded.failed()) {
+        abandon(write, acks, mayBeRecorded(), done);
+      } else {
+        attempt(write, leftHalf, leftAcks, 0, leftDone);
+      }
+    });
+  }
+
+  private static void committed(List<Ack> acks) {
+    for (Ack ack : acks) {
+      ack.committed();
+    }
+  }
+
+  /** Whether the flush committed can no longer be known (see {@link FlushSources}): 504 for its requests. */
+  private void unknown(Flush flush, List<Ack> acks) {
+    sources.outcomeUnknown();
+    LOG.atError().addKeyValue("event", "flush_outcome_unknown").addKeyValue("flush", flush.id().toString())
+      .addKeyValue("rows", flush.rows().size()).addKeyValue("increments", flush.rows().stream()
+        .mapToLong(FlushRow::delta).sum())
+      .log("flush {} ({} rows, {} waiting requests) may or may not have been counted: its flush source was deleted "
+        + "while it was open; it is never written again{}", flush.id(), flush.rows().size(), acks.size(),
+        acks.isEmpty() ? "" : ", its requests get 504");
+    for (Ack ack : acks) {
+      ack.failed(new ApiError(504, "outcome_unknown",
+        "the increment was being written when its flush source was lost; it may or may not be counted", null));
+    }
+  }
+
+  /**
+   * The journal could not record a step of the flush: nothing more of it is attempted in this run, and the replay
+   * after a restart resolves what the journal holds. Its waiting requests are answered with {@code answer}.
+   */
+  private static void abandon(Write write, List<Ack> acks, ApiError answer, Promise<Void> done) {
+    write.abandoned = true;
+    for (Ack ack : acks) {
+      ack.failed(answer);
+    }
+    done.tryComplete();
+  }
+
+  /** The journal had failed before the flush was recorded: nothing of it is anywhere, and never will be. */
+  private static ApiError notRecorded() {
+    return ApiError.unavailable("journal_unavailable", "the journal failed and the gateway writes nothing it holds "
+      + "until a restart; this increment was not counted");
+  }
+
+  /** The journal failed while recording the flush: the record may be on disk, and a replay would then write it. */
+  private static ApiError mayBeRecorded() {
+    return new ApiError(504, "outcome_unknown", "the journal failed while recording this increment's flush; it may "
+      + "be counted when the gateway restarts and replays its journal", null);
+  }
+
+  private void refuse(Flush flush, List<Ack> acks, Throwable cause) {
+    FlushRow row = flush.rows().get(0);
+    if (refusedRows != null) {
+      refusedRows.increment();
+    }
+    ApiError error = Failures.isOverflow(cause)
+      ? new ApiError(422, "counter_overflow", "the increment would take the counter beyond the 64-bit range; it was not counted", "delta")
+      : new ApiError(500, "write_failed", "the database refused a value of the write: " + cause.getMessage(), null);
+    LOG.error("the database refused {} for counter {}/{} (slot {}); not retried, {} waiting requests get {}: {}",
+      row.delta(), row.type(), row.id(), row.slot(), acks.size(), error.status(), cause.toString());
+    for (Ack ack : acks) {
+      ack.failed(error);
+    }
+  }
+
+  /**
+   * The store's answer on this writer's event loop, failed if it does not come within batching.writeTimeout plus a margin: the
+   * store bounds each attempt itself and closes the connection it used; this is the backstop. The timer is a Vert.x
+   * timer of this loop, not {@code Future.timeout}, which on a future without a context fires on a global thread.
+   */
+  private <T> Future<T> onLoop(Future<T> answer) {
+    if (answer.isComplete() && Thread.currentThread() == eventLoop) {
+      return answer;
+    }
+    Promise<T> onLoop = Promise.promise();
+    long timer = vertx.setTimer(options.getWriteTimeoutMs() + BACKSTOP_MS, id -> onLoop.tryFail(
+      new TimeoutException("the store did not answer within " + (options.getWriteTimeoutMs() + BACKSTOP_MS) + " ms")));
+    answer.onComplete(result -> {
+      Runnable settle = () -> {
+        vertx.cancelTimer(timer);
+        if (result.succeeded()) {
+          onLoop.tryComplete(result.result());
+        } else {
+          onLoop.tryFail(result.cause());
+        }
+      };
+      if (Thread.currentThread() == eventLoop) {
+        settle.run();
+      } else {
+        context.runOnContext(v -> settle.run());
+      }
+    });
+    return onLoop.future();
+  }
+
+  /** An outage: the same step again after a backoff, never split, never dropped. */
+  private void retryLater(Flush flush, int attemptNo, Throwable cause, String step, Runnable again) {
+    // two writers meeting on a row lock is not an outage worth a readiness change, unless it keeps happening
+    if (!Failures.isLockConflict(cause) || attemptNo >= 2) {
+      setFailing(true);
+    }
+    if (retries != null) {
+      retries.increment();
+    }
+    long delay = options.retryDelayMs(attemptNo);
+    if (attemptNo == BatchingOptions.RETRIES_WITHIN_RETENTION / 2) {
+      LOG.error("flush {} has failed {} times; it keeps being retried. Should this gateway stay cut off for "
+        + "batching.flushIdRetention ({} s), a prune closes its flush source; the gateway then resolves its "
+        + "flushes by their ids and goes on under a new source", flush.id(), attemptNo + 1,
+        options.getFlushIdRetentionSeconds());
+    }
+    LOG.warn("flush {} ({} rows) failed {}, retry {} in {} ms under the same id: {}", flush.id(), flush.rows().size(),
+      step, attemptNo + 1, delay, cause.toString());
+    vertx.setTimer(delay, id -> again.run());
+  }
+
+  /** Whether the last attempt failed for a reason other than a refused value (an outage). */
+  boolean isFailing() {
+    return failing;
+  }
+
+  private void setFailing(boolean nowFailing) {
+    if (failing != nowFailing) {
+      failing = nowFailing;
+      health.writerFailing(nowFailing);
+    }
+  }
+}

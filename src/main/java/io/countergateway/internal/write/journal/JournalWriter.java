@@ -1,0 +1,235 @@
+package io.countergateway.internal.write.journal;
+
+import io.micrometer.core.instrument.Timer;
+import io.vertx.core.Context;
+import io.vertx.core.Future;
+import io.vertx.core.WorkerExecutor;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The journal's writer thread: group commit without the event loop on the way (src/DESIGN.md §4 "Journal"). The event
+ * loop queues frames (no system call); the writer takes everything queued, writes it, forces it when asked
+ * ({@code fsync: always}: every time), tells the event loop how far the journal is written and forced, and goes
+ * straight on while more was queued meanwhile — so one fsync covers every frame queued during the previous one, and
+ * the next write never waits for the event loop to hear of the last. An idle writer is started by the first frame
+ * queued, at once: its fsync then overlaps the event loop's reading of the requests after it.
+ *
+ * <p>A segment rolled away from is forced and closed once its last frames are written, before the force that covers a
+ * later segment's frames: a replay never finds a forced frame whose predecessors did not reach the disk. A failed
+ * write or force stops the writer for good; the event loop hears of it once.
+ *
+ * <p>The queue is shared with the event loop under one lock; the rest is the writer thread's.
+ */
+final class JournalWriter {
+  private static final int SPARE_CHUNKS = 4;
+  private static final int SPARE_CHUNK_BYTES = 64 << 10;
+
+  /** What the event loop hears, on its context. */
+  interface Listener {
+    /** Everything below {@code written} is written, below {@code forced} forced ({@code -1}: nothing new forced). */
+    void progress(long written, long forced);
+
+    void failed(Throwable cause);
+  }
+
+  /**
+   * Frames queued for the writer: contiguous bytes of one segment from {@code offset}. Written chunks go back to the
+   * event loop for the next group (up to {@link #SPARE_CHUNKS} of at most {@link #SPARE_CHUNK_BYTES}): a new 4 KiB
+   * buffer per group was 2.6 % of the event loops' allocated bytes in a profile under load.
+   */
+  private static final class Chunk {
+    Segment segment;
+    long offset;
+    final JournalRecords.Out bytes = new JournalRecords.Out(4096);
+
+    Chunk of(Segment segment, long offset) {
+      this.segment = segment;
+      this.offset = offset;
+      bytes.reset();
+      return this;
+    }
+  }
+
+  private final WorkerExecutor executor;
+  private final Context context;
+  private final boolean always;
+  private final Listener listener;
+  private volatile Timer fsyncLatency;
+
+  // between the event loop and the writer, under lock
+  private final Object lock = new Object();
+  private ArrayDeque<Chunk> queue = new ArrayDeque<>();
+  private final ArrayDeque<Chunk> spareChunks = new ArrayDeque<>();
+  private long queueEndLsn;
+  private boolean forceAsked;
+  private List<Segment> toClose = new ArrayList<>();
+  private boolean writing;
+  private boolean stopped;
+
+  // the writer's
+  private Segment lastWritten;
+
+  JournalWriter(WorkerExecutor executor, Context context, boolean always, Listener listener) {
+    this.executor = executor;
+    this.context = context;
+    this.always = always;
+    this.listener = listener;
+  }
+
+  void fsyncLatency(Timer timer) {
+    fsyncLatency = timer;
+  }
+
+  // ---- the event loop's ----
+
+  /**
+   * Queues one frame (its header, then its payload) at {@code offset} in {@code segment}; everything below
+   * {@code endLsn} is then queued. Starts the writer if it is idle.
+   */
+  void queue(Segment segment, int offset, byte[] header, int headerLength, byte[] payload, int length, long endLsn) {
+    boolean start;
+    synchronized (lock) {
+      Chunk last = queue.peekLast();
+      if (last == null || last.segment != segment || last.offset + last.bytes.length() != offset) {
+        Chunk spare = spareChunks.pollFirst();
+        last = (spare != null ? spare : new Chunk()).of(segment, offset);
+        queue.addLast(last);
+      }
+      last.bytes.put(header, 0, headerLength);
+      last.bytes.put(payload, 0, length);
+      queueEndLsn = endLsn;
+      start = startIfIdle();
+    }
+    if (start) {
+      // at once, not after this event-loop turn: the fsync of the first frames then overlaps the reading of the
+      // rest. Deferred to the turn's end, groups grew (up to 1.85 x) but accepted increments/s fell to about half
+      // (the disk waited for the loop, and the loop for the disk)
+      start();
+    }
+  }
+
+  /** {@code segment} is rolled away from: forced and closed after its last frames are written. */
+  void close(Segment segment) {
+    synchronized (lock) {
+      toClose.add(segment);
+    }
+  }
+
+  /** The next write is forced (under always every write is); starts the writer if it is idle. */
+  void askForce() {
+    boolean start;
+    synchronized (lock) {
+      if (always && writing) {
+        return;
+      }
+      forceAsked = true;
+      start = startIfIdle();
+    }
+    if (start) {
+      start();
+    }
+  }
+
+  /** Under lock: whether the caller must start the writer. */
+  private boolean startIfIdle() {
+    if (writing || stopped) {
+      return false;
+    }
+    writing = true;
+    return true;
+  }
+
+  /** Completes once the writer has written everything queued so far (or stopped). */
+  Future<Void> idle() {
+    return executor.executeBlocking(() -> null, false);
+  }
+
+  private void start() {
+    executor.executeBlocking(() -> {
+      writeLoop();
+      return null;
+    }, false);
+  }
+
+  // ---- the writer's ----
+
+  private void writeLoop() {
+    ArrayDeque<Chunk> written = null;
+    while (true) {
+      ArrayDeque<Chunk> chunks;
+      List<Segment> closing;
+      boolean force;
+      long upTo;
+      synchronized (lock) {
+        recycle(written);
+        if (queue.isEmpty() && !forceAsked && toClose.isEmpty() || stopped) {
+          writing = false;
+          return;
+        }
+        chunks = queue;
+        closing = toClose;
+        force = always || forceAsked;
+        upTo = queueEndLsn;
+        queue = new ArrayDeque<>();
+        toClose = new ArrayList<>();
+        forceAsked = false;
+      }
+      try {
+        for (Chunk chunk : chunks) {
+          chunk.segment.channel.write(ByteBuffer.wrap(chunk.bytes.array(), 0, chunk.bytes.length()), chunk.offset);
+          chunk.segment.dirty = true;
+          lastWritten = chunk.segment;
+        }
+        for (Segment segment : closing) {
+          if (segment.dirty) {
+            force(segment);
+          }
+          segment.closed = true;
+          segment.channel.close();
+        }
+        if (force && lastWritten != null && lastWritten.dirty) {
+          force(lastWritten);
+        }
+        long forced = force ? upTo : -1;
+        context.runOnContext(v -> listener.progress(upTo, forced));
+        written = chunks;
+      } catch (IOException | RuntimeException ioFailure) {
+        synchronized (lock) {
+          writing = false;
+          stopped = true;
+        }
+        context.runOnContext(v -> listener.failed(ioFailure));
+        return;
+      }
+    }
+  }
+
+  /** Under lock: chunks the writer is done with, kept for the event loop's next groups. */
+  private void recycle(ArrayDeque<Chunk> written) {
+    if (written == null) {
+      return;
+    }
+    for (Chunk chunk : written) {
+      chunk.segment = null; // a closed segment is not held by a spare chunk
+      if (spareChunks.size() < SPARE_CHUNKS && chunk.bytes.array().length <= SPARE_CHUNK_BYTES) {
+        spareChunks.addLast(chunk);
+      }
+    }
+  }
+
+  private void force(Segment segment) throws IOException {
+    long started = System.nanoTime();
+    segment.channel.force(false);
+    segment.dirty = false;
+    Timer timer = fsyncLatency;
+    if (timer != null) {
+      timer.record(System.nanoTime() - started, TimeUnit.NANOSECONDS);
+    }
+  }
+}

@@ -1,5 +1,0 @@
-package io.countergateway.model;
-
-/** A validated increment: the namespace is declared, the id and delta are within limits. */
-public record Increment(CounterKey key, long delta) {
-}

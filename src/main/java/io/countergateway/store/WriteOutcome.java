@@ -1,4 +1,0 @@
-package io.countergateway.store;
-
-/** What a flush write found: it committed now, or its id shows an earlier attempt had committed. */
-public enum WriteOutcome { COMMITTED, ALREADY_COMMITTED }

@@ -1,0 +1,160 @@
+package io.countergateway.internal.beacon;
+
+import io.countergateway.testing.GatewayFixture;
+import io.countergateway.testing.TestDatabases;
+import io.vertx.core.Future;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.PoolOptions;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.client.HttpResponse;
+import io.vertx.ext.web.client.WebClient;
+import io.vertx.ext.web.client.WebClientOptions;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+
+import static io.countergateway.testing.GatewayFixture.await;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The beacon attacks of the issue, bounded and on loopback: a flood of made-up crawler user agents, one client
+ * sending beacons as fast as it can, and one client inventing ids. "pageviews" has the defaults of a public namespace;
+ * "open" switches the per-client rate off to show the id cap alone; "paths" narrows its ids. The gateway trusts
+ * 127.0.0.1 as a proxy, so X-Forwarded-For names each request's client.
+ */
+@DisplayName("Beacons under abuse")
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class BeaconAbuseIT {
+  static final String BROWSER = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 "
+    + "Safari/537.36";
+  GatewayFixture fixture;
+  WebClient wide;
+  final Random random = new Random(42);
+
+  @BeforeAll
+  void start() {
+    JsonObject config = GatewayFixture.baseConfig(TestDatabases.postgres(), "abuse_counters");
+    // one ingest verticle, so the flood's 400 connections put 400 new user agents in flight on one event loop
+    config.getJsonObject("http").put("instances", 1).put("trustedProxies", new JsonArray().add("127.0.0.1"));
+    config.put("batching", new JsonObject().put("maxDelay", "1ms"));
+    config.getJsonObject("namespaces")
+      .put("open", new JsonObject().put("public", true).put("beacon", new JsonObject().put("perClientPerMinute", 0)))
+      .put("paths", new JsonObject().put("public", true).put("maxIdLength", 64).put("idPattern", "[a-z0-9-]+"))
+      .put("slow", new JsonObject().put("public", true).put("beacon", new JsonObject().put("perClientPerMinute", 6)
+        .put("perClientBurst", 10)));
+    fixture = GatewayFixture.start(config);
+    wide = WebClient.create(fixture.vertx, new WebClientOptions().setDefaultHost("127.0.0.1")
+      .setDefaultPort(fixture.gateway.port()).setKeepAlive(true), new PoolOptions().setHttp1MaxSize(400));
+  }
+
+  @AfterAll
+  void stop() {
+    wide.close();
+    fixture.close();
+  }
+
+  private Future<HttpResponse<Buffer>> beacon(String type, String id, String client, String userAgent) {
+    return wide.get("/v1/beacon/" + type + "/" + id).putHeader("User-Agent", userAgent)
+      .putHeader("X-Forwarded-For", client).send();
+  }
+
+  private String randomText(int length) {
+    StringBuilder text = new StringBuilder(length);
+    for (int i = 0; i < length; i++) {
+      text.append((char) ('a' + random.nextInt(26)));
+    }
+    return text.toString();
+  }
+
+  /** Sends the beacons, all answered 204 (counted or not, the answer is the same), and lets them be written. */
+  private void sendAll(List<Future<HttpResponse<Buffer>>> beacons) {
+    for (HttpResponse<Buffer> response : await(Future.all(beacons)).<HttpResponse<Buffer>>list()) {
+      assertThat(response.statusCode()).isEqualTo(204);
+    }
+    await(fixture.vertx.timer(300));
+  }
+
+  @Test
+  @DisplayName("made-up crawler user agents from many addresses are never counted, and a browser meanwhile is")
+  void crawlerFloodFailsClosed() {
+    List<Future<HttpResponse<Buffer>>> beacons = new ArrayList<>();
+    for (int i = 0; i < 1_500; i++) {
+      beacons.add(beacon("pageviews", "bot-target", "198.18." + (i >> 8) + "." + (i & 255),
+        "Googlebot/2.1 (+http://www.google.com/bot.html) " + randomText(20 + random.nextInt(400))));
+      if (i % 15 == 0) {
+        beacons.add(beacon("pageviews", "browser-page", "203.0.113.5", BROWSER));
+      }
+    }
+    for (int i = 0; i < 50; i++) {
+      beacons.add(beacon("pageviews", "bot-target", "198.19.0." + i, "Googlebot/2.1 " + randomText(2_000)));
+    }
+    sendAll(beacons);
+    assertThat(await(fixture.sumInTable("pageviews", "bot-target"))).as("crawler beacons counted").isZero();
+    assertThat(await(fixture.sumInTable("pageviews", "browser-page"))).as("browser beacons counted").isEqualTo(100L);
+  }
+
+  @Test
+  @DisplayName("one client sending beacons as fast as it can gets its burst and the per-minute rate, no more")
+  void oneClientIsRateLimited() {
+    long started = System.nanoTime();
+    List<Future<HttpResponse<Buffer>>> beacons = new ArrayList<>();
+    for (int i = 0; i < 2_000; i++) {
+      beacons.add(beacon("pageviews", "hammered", "192.0.2.77", BROWSER));
+    }
+    sendAll(beacons);
+    double seconds = (System.nanoTime() - started) / 1e9;
+    // defaults: a burst of 120, then 600 a minute (10 a second)
+    assertThat(await(fixture.sumInTable("pageviews", "hammered"))).isBetween(120L, 120L + (long) Math.ceil(seconds * 10) + 1);
+  }
+
+  @Test
+  @DisplayName("one client inventing ids adds a bounded number of rows")
+  void inventedIdsAreBounded() {
+    List<Future<HttpResponse<Buffer>>> beacons = new ArrayList<>();
+    for (int i = 0; i < 2_000; i++) {
+      beacons.add(beacon("pageviews", "inv-" + randomText(200), "192.0.2.88", BROWSER));
+      beacons.add(beacon("open", "inv-" + randomText(200), "192.0.2.88", BROWSER));
+    }
+    sendAll(beacons);
+    Map<String, Long> limited = await(fixture.sumsInTable("pageviews", "inv-"));
+    Map<String, Long> open = await(fixture.sumsInTable("open", "inv-"));
+    assertThat(limited.size()).as("ids, per-client rate on").isLessThanOrEqualTo(200);
+    assertThat(open.size()).as("ids, rate off: the id cap alone (300 an hour, about)").isBetween(300, 400);
+  }
+
+  @Test
+  @DisplayName("beacons from 3,000 /64s of one /48 count within the /48's budget (16 clients' worth), not 3,000 clients'")
+  void prefixesDoNotMultiplyTheLimits() {
+    long started = System.nanoTime();
+    List<Future<HttpResponse<Buffer>>> beacons = new ArrayList<>();
+    for (int i = 0; i < 3_000; i++) {
+      beacons.add(beacon("slow", "v6-" + i, "2001:db8:77:" + Integer.toHexString(i) + "::1", BROWSER));
+    }
+    sendAll(beacons);
+    double seconds = (System.nanoTime() - started) / 1e9;
+    Map<String, Long> counted = await(fixture.sumsInTable("slow", "v6-"));
+    // "slow": bursts of 10, 6 a minute per client; the /48 gets 16 times that: 160, and 1.6 a second
+    assertThat(counted.values().stream().mapToLong(Long::longValue).sum())
+      .isBetween(160L, 160L + (long) Math.ceil(seconds * 1.6) + 1);
+  }
+
+  @Test
+  @DisplayName("a namespace's own maxIdLength and idPattern refuse other ids with 400 invalid_id")
+  void namespaceIdRules() {
+    HttpResponse<Buffer> tooLong = await(beacon("paths", randomText(65), "192.0.2.99", BROWSER));
+    assertThat(tooLong.statusCode()).isEqualTo(400);
+    assertThat(tooLong.bodyAsJsonObject().getString("error")).isEqualTo("invalid_id");
+    assertThat(tooLong.bodyAsJsonObject().getString("field")).isEqualTo("id");
+    HttpResponse<Buffer> badCharacters = await(beacon("paths", "Upper:Case", "192.0.2.99", BROWSER));
+    assertThat(badCharacters.statusCode()).isEqualTo(400);
+    assertThat(await(beacon("paths", "fine-path", "192.0.2.99", BROWSER)).statusCode()).isEqualTo(204);
+  }
+}

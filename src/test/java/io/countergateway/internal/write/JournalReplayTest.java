@@ -1,0 +1,284 @@
+package io.countergateway.internal.write;
+
+import io.countergateway.config.GatewayConfig;
+import io.countergateway.internal.model.ApiError;
+import io.countergateway.internal.model.CounterKey;
+import io.countergateway.internal.model.Increment;
+import io.countergateway.internal.runtime.GatewayState;
+import io.countergateway.testing.EventLoop;
+import io.countergateway.testing.ScriptedStore;
+import io.countergateway.internal.write.journal.Journal;
+import io.vertx.core.Context;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The coalescer with a journal, on a scripted store: a "crash" is the journal closed without deleting and the
+ * gateway's Vert.x closed mid-flight; a restart is a new Vert.x, journal and coalescer on the same directory and
+ * store. Every accepted increment must be in the table exactly once afterwards, whatever the flush was doing.
+ */
+@DisplayName("The coalescer's journal across a crash, on a scripted store")
+class JournalReplayTest {
+  private static final int INCREMENTS = 500;
+
+  @TempDir
+  Path dir;
+  private final ScriptedStore store = new ScriptedStore();
+  private final List<Vertx> started = new ArrayList<>();
+
+  /** One run of the gateway's write path: its Vert.x, loop, journal and coalescer. */
+  private final class Run {
+    final Vertx vertx = Vertx.vertx();
+    final Context loop = vertx.getOrCreateContext();
+    final GatewayState state = new GatewayState();
+    final Journal journal;
+    final Coalescer coalescer;
+
+    Run() {
+      started.add(vertx);
+      GatewayConfig config = GatewayConfig.fromJson(new JsonObject()
+        .put("batching", new JsonObject().put("maxDelay", "1ms").put("retryBackoff", "1ms").put("retryBackoffMax", "5ms"))
+        .put("journal", new JsonObject().put("dir", dir.toString()))
+        .put("namespaces", new JsonObject().put("likes", new JsonObject().put("slots", 4))));
+      journal = await(on(() -> Journal.open(vertx, config.getJournal(), config.getDatabase().getTable(), 0, 1,
+        full -> { })));
+      coalescer = on(() -> {
+        Coalescer c = new Coalescer(vertx, store, config, state, 0, () -> 0, System::nanoTime, journal);
+        c.restore(journal.recovered());
+        c.start();
+        return c;
+      });
+    }
+
+    <T> T on(Callable<T> work) {
+      return EventLoop.call(loop, work);
+    }
+
+    void acceptAll(String prefix) {
+      List<Future<Void>> answers = on(() -> {
+        List<Future<Void>> all = new ArrayList<>();
+        for (int i = 0; i < INCREMENTS; i++) {
+          all.add(coalescer.accept(new Increment(new CounterKey("likes", prefix + (i % 50)), 1)));
+        }
+        return all;
+      });
+      await(Future.all(answers));
+    }
+
+    /** kill -9 as far as the journal can tell: what was written stays, nothing more is written or deleted. */
+    void crash() {
+      await(on(() -> journal.close(false)));
+      await(vertx.close());
+    }
+  }
+
+  @AfterEach
+  void tearDown() {
+    started.forEach(vertx -> vertx.close().toCompletionStage().toCompletableFuture().orTimeout(10, TimeUnit.SECONDS)
+      .exceptionally(e -> null).join());
+  }
+
+  private static <T> T await(Future<T> future) {
+    try {
+      return future.toCompletionStage().toCompletableFuture().get(20, TimeUnit.SECONDS);
+    } catch (Exception e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  private long total(String prefix) {
+    return store.table.entrySet().stream().filter(e -> e.getKey().id().startsWith(prefix))
+      .mapToLong(e -> e.getValue().longValueExact()).sum();
+  }
+
+  /** Waits until the table holds {@code expected} for the prefix (read on the run's loop, which writes it). */
+  private void awaitTotal(Run run, String prefix, long expected) {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (run.on(() -> total(prefix)) != expected && System.nanoTime() < deadline) {
+      io.countergateway.testing.GatewayProcess.sleep(20);
+    }
+    assertThat(run.on(() -> total(prefix))).isEqualTo(expected);
+  }
+
+  @Test
+  @DisplayName("accepted during an outage, crashed, restarted on a healthy database: each counted once")
+  void outageThenCrash() {
+    for (int i = 0; i < 10_000; i++) {
+      store.then(new ScriptedStore.Fail(ScriptedStore.connectionLost()));
+    }
+    Run first = new Run();
+    first.acceptAll("o");
+    first.crash();
+    store.clearScript();
+    Run second = new Run();
+    awaitTotal(second, "o", INCREMENTS);
+    assertThat(store.commits).isEqualTo(store.committedIds.size());
+    second.crash();
+  }
+
+  @Test
+  @DisplayName("a flush that committed but whose answer was lost before the crash is not written twice by the replay")
+  void committedButUnanswered() {
+    store.then(new ScriptedStore.CommitThenLoseAnswer());
+    for (int i = 0; i < 10_000; i++) {
+      store.then(new ScriptedStore.Fail(ScriptedStore.connectionLost()));
+    }
+    Run first = new Run();
+    first.acceptAll("c");
+    // the crash comes after the first attempt committed (its answer lost), whenever the answers came
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (first.on(() -> total("c")) == 0 && System.nanoTime() < deadline) {
+      io.countergateway.testing.GatewayProcess.sleep(5);
+    }
+    first.crash();
+    store.clearScript();
+    assertThat(total("c")).as("committed by the first attempt").isPositive();
+    awaitTotal(new Run(), "c", INCREMENTS);
+  }
+
+  @Test
+  @DisplayName("a flush in flight at the crash that commits afterwards (a late copy) is not written twice by the replay")
+  void lateCopyAfterTheCrash() {
+    store.then(new ScriptedStore.Hold());
+    Run first = new Run();
+    first.acceptAll("h");
+    first.crash();
+    Run second = new Run();
+    // the held first attempt reaches the database now, before or after the replay's attempt under the same id
+    second.on(() -> {
+      try {
+        return store.release();
+      } catch (java.util.concurrent.RejectedExecutionException firstRunIsGone) {
+        return true; // it committed; its answer had nowhere to go
+      }
+    });
+    awaitTotal(second, "h", INCREMENTS);
+    assertThat(store.commits).isEqualTo(store.committedIds.size());
+  }
+
+  @Test
+  @DisplayName("a flush split around a refused row, its first half committed and the second in flight at the crash: "
+    + "the replay resolves the halves by their ids, so the first half is not written again")
+  void splitThenCrash() {
+    // the first attempt (the whole flush) is refused for row z; later attempts take z
+    store.refuseRows(row -> row.id().equals("z") && store.attempts.size() == 1);
+    store.then(new ScriptedStore.Commit(), new ScriptedStore.Commit(), new ScriptedStore.Hold());
+    Run first = new Run();
+    List<Future<Void>> answers = first.on(() -> List.of(
+      first.coalescer.accept(new Increment(new CounterKey("likes", "a"), 1)),
+      first.coalescer.accept(new Increment(new CounterKey("likes", "z"), 1))));
+    await(Future.all(answers));
+    await(first.on(() -> store.whenHeld(1)));
+    assertThat(store.attempts).hasSize(3);
+    first.crash();
+    Run second = new Run();
+    awaitTotal(second, "a", 1);
+    awaitTotal(second, "z", 1);
+    second.on(() -> {
+      try {
+        return store.release(); // the late copy of the second half
+      } catch (java.util.concurrent.RejectedExecutionException firstRunIsGone) {
+        return true;
+      }
+    });
+    assertThat(second.on(() -> total("a") + total("z"))).isEqualTo(2);
+    assertThat(store.commits).isEqualTo(store.committedIds.size());
+  }
+
+  @Test
+  @DisplayName("a drain that finds the database failing leaves the journal at once, and the restart writes it")
+  void drainLeavesTheJournal() {
+    for (int i = 0; i < 10_000; i++) {
+      store.then(new ScriptedStore.Fail(ScriptedStore.connectionLost()));
+    }
+    Run first = new Run();
+    first.acceptAll("g");
+    long started = System.nanoTime();
+    await(first.on(first.coalescer::drain));
+    assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started)).as("drain ms").isLessThan(2_000);
+    assertThat(first.coalescer.leftInJournal()).isTrue();
+    await(first.on(first.coalescer::close));
+    await(first.vertx.close());
+    store.clearScript();
+    awaitTotal(new Run(), "g", INCREMENTS);
+  }
+
+  @Test
+  @DisplayName("an accepted increment that forms a flush at once (maxKeys 1) is answered once the frame holding both is written")
+  void flushFormedByTheIncrementItself() {
+    GatewayConfig config = GatewayConfig.fromJson(new JsonObject()
+      .put("batching", new JsonObject().put("maxKeys", 1))
+      .put("journal", new JsonObject().put("dir", dir.toString()))
+      .put("namespaces", new JsonObject().put("likes", new JsonObject().put("slots", 4))));
+    store.then(new ScriptedStore.Hold());
+    Vertx vertx = Vertx.vertx();
+    started.add(vertx);
+    Context loop = vertx.getOrCreateContext();
+    Journal journal = await(EventLoop.call(loop, () -> Journal.open(vertx, config.getJournal(),
+      config.getDatabase().getTable(), 0, 1, full -> { })));
+    Coalescer coalescer = EventLoop.call(loop, () -> new Coalescer(vertx, store, config, new GatewayState(), 0, () -> 0,
+      System::nanoTime, journal));
+    Future<Void> answered = EventLoop.call(loop, () -> coalescer.accept(new Increment(new CounterKey("likes", "alone"), 1)));
+    assertThat(answered.toCompletionStage().toCompletableFuture()).succeedsWithin(java.time.Duration.ofSeconds(5));
+  }
+
+  @Test
+  @DisplayName("a journal past maxBytes refuses with 503 journal_full and takes nothing")
+  void journalFull() {
+    for (int i = 0; i < 100_000; i++) {
+      store.then(new ScriptedStore.Fail(ScriptedStore.connectionLost()));
+    }
+    GatewayConfig config = GatewayConfig.fromJson(new JsonObject()
+      .put("batching", new JsonObject().put("maxDelay", "1ms").put("retryBackoff", "1ms").put("retryBackoffMax", "5ms"))
+      .put("journal", new JsonObject().put("dir", dir.toString()).put("segmentBytes", 65_536).put("maxBytes", 131_072))
+      .put("namespaces", new JsonObject().put("likes", new JsonObject().put("slots", 4))));
+    Vertx vertx = Vertx.vertx();
+    started.add(vertx);
+    Context loop = vertx.getOrCreateContext();
+    GatewayState state = new GatewayState();
+    Journal journal = await(EventLoop.call(loop, () -> Journal.open(vertx, config.getJournal(),
+      config.getDatabase().getTable(), 0, 1, state::writerShedding)));
+    io.micrometer.core.instrument.simple.SimpleMeterRegistry registry = new io.micrometer.core.instrument.simple.SimpleMeterRegistry();
+    Coalescer coalescer = EventLoop.call(loop, () -> {
+      Coalescer c = new Coalescer(vertx, store, config, state, 0, () -> 0, System::nanoTime, journal);
+      c.registerMetrics(registry, 0);
+      return c;
+    });
+    int[] taken = {0};
+    ApiError refused = null;
+    for (int round = 0; round < 1_000 && refused == null; round++) {
+      // as requests arrive: a hundred per event-loop turn, each turn's answers awaited
+      List<Future<Void>> answers = new ArrayList<>();
+      refused = EventLoop.call(loop, () -> {
+        for (int i = 0; i < 100; i++) {
+          try {
+            answers.add(coalescer.accept(new Increment(new CounterKey("likes", "full" + taken[0]), 1)));
+            taken[0]++;
+          } catch (ApiError e) {
+            return e;
+          }
+        }
+        return null;
+      });
+      await(Future.all(answers));
+    }
+    assertThat(refused).isNotNull();
+    assertThat(refused.code()).isEqualTo("journal_full");
+    assertThat(state.isReady()).as("ready while the journal is full").isFalse();
+    assertThat(registry.get("gateway.increments.taken").functionCounter().count()).as("taken").isEqualTo(taken[0]);
+    assertThat(registry.get("gateway.increments.refused").functionCounter().count()).as("refused").isEqualTo(1);
+  }
+}
