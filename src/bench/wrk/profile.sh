@@ -11,11 +11,14 @@
 #   src/bench/wrk/profile.sh                       # PostgreSQL on 127.0.0.1:5432
 #   DB=mysql src/bench/wrk/profile.sh              # MySQL / MariaDB on 127.0.0.1:3306
 #   KEEP=src/bench/results/round4-profile src/bench/wrk/profile.sh   # also keep the table and flame graphs there
+#   JOURNAL=off WORKLOADS="beacon accepted" src/bench/wrk/profile.sh  # the same doors with the journal off
 #
-# Environment: DB=postgres|mysql DURATION=20s WARMUP=10s THREADS=2 CONNECTIONS=64 INTERVAL=1ms (CPU time between
-#              samples) WORKLOADS="plain beacon accepted commit" PORT=18110 PLAIN_PORT=18111
+# Environment: DB=postgres|mysql JOURNAL=always|everyMs|off (journal.fsync, or journal.enabled false)
+#              DURATION=20s WARMUP=10s THREADS=2 CONNECTIONS=64 INTERVAL=1ms (CPU time between samples)
+#              WORKLOADS="plain beacon accepted commit" PORT=18110 PLAIN_PORT=18111
 #              GATEWAY_JVM="@conf/jvm.options" OUT=/tmp/counter-gateway-profile KEEP= (a directory for the results)
-#              MAX_LOAD=0.5 (the 1-minute load average above which the report says the machine was not idle)
+#              MAX_LOAD=0.5 (the 1-minute load average before the servers start above which the report says the
+#              machine was not idle; once they run, wrk and the servers load it themselves)
 #              INCLUSIVE="LABEL=FRAME;LABEL=FRAME" (more rows of inclusive shares, beside the built-in ones)
 #              WAIT_IDLE=600 (with KEEP: how long to wait for the load to fall below MAX_LOAD before refusing; FORCE=1
 #              keeps the results of a busy machine all the same)
@@ -24,7 +27,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../../.."
 
 DB=${DB:-postgres}; DURATION=${DURATION:-20s}; WARMUP=${WARMUP:-10s}; THREADS=${THREADS:-2}; C=${CONNECTIONS:-64}
-INTERVAL=${INTERVAL:-1ms}; WORKLOADS=${WORKLOADS:-plain beacon accepted commit}
+INTERVAL=${INTERVAL:-1ms}; WORKLOADS=${WORKLOADS:-plain beacon accepted commit}; JOURNAL=${JOURNAL:-always}
 PORT=${PORT:-18110}; PLAIN_PORT=${PLAIN_PORT:-18111}; JAR=${JAR:-target/counter-gateway.jar}
 BENCH_JAR=${BENCH_JAR:-target/counter-gateway-bench.jar}; GATEWAY_JVM_BASE=${GATEWAY_JVM:-@conf/jvm.options}
 OUT=${OUT:-/tmp/counter-gateway-profile}; KEEP=${KEEP:-}; MAX_LOAD=${MAX_LOAD:-0.5}
@@ -46,6 +49,7 @@ if [ -n "$KEEP" ] && [ "${FORCE:-0}" != 1 ] && ! wait_idle "$MAX_LOAD" "${WAIT_I
   echo "the machine is not idle (1-minute load $(awk '{print $1}' /proc/loadavg)): nothing kept; FORCE=1 to run anyway" >&2
   exit 3
 fi
+IDLE_LOAD=$(awk '{print $1}' /proc/loadavg)
 rm -rf "$OUT/journal"; mkdir -p "$OUT"
 drop_gateway_tables "$TABLE"
 GATEWAY_PID=; PLAIN_PID=
@@ -59,6 +63,8 @@ trap cleanup EXIT
 start_plain plain "$PLAIN_PORT" $PROFILED
 GATEWAY_JVM="$GATEWAY_JVM_BASE $PROFILED" PORT=$PORT start_gateway gateway "$JAR" "conf/$DB.yaml" \
   CG_DATABASE_TABLE=$TABLE CG_JOURNAL_DIR="$OUT/journal" \
+  CG_JOURNAL_ENABLED="$([ "$JOURNAL" = off ] && echo false || echo true)" \
+  CG_JOURNAL_FSYNC="$([ "$JOURNAL" = off ] && echo always || echo "$JOURNAL")" \
   CG_NAMESPACES_PAGEVIEWS_BEACON_PER_CLIENT_PER_MINUTE=0 CG_NAMESPACES_PAGEVIEWS_BEACON_IDS_PER_CLIENT_PER_HOUR=0
 
 target() { # target WORKLOAD: the process to profile and wrk's arguments
@@ -104,12 +110,13 @@ for w in $WORKLOADS; do files+=("$w=$OUT/$w.collapsed"); cpus+=(--cpu "$w=${CPU[
 IFS=';' read -r -a rows <<<"${INCLUSIVE:-}"
 for row in "${rows[@]}"; do [ -n "$row" ] && extra+=(--inclusive "$row"); done
 {
-  echo "### Where the CPU goes per request ($DB)"
+  echo "### Where the CPU goes per request ($DB, journal $JOURNAL)"
   echo
   echo "- $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) cores, wrk -t$THREADS -c$C, $DURATION profiled after $WARMUP of warm-up per workload;"
-  echo "  async-profiler CPU samples every $INTERVAL of CPU time; 1-minute load average at each profile's start:$(for w in $WORKLOADS; do printf ' %s %s' "$w" "${LOAD[$w]}"; done)"
-  awk -v m="$MAX_LOAD" -v l="$(for w in $WORKLOADS; do echo "${LOAD[$w]}"; done | sort -g | tail -1)" 'BEGIN {if (l + 0 > m + 0) print "- **the machine was not idle (load above " m "): shares hold, throughput and microseconds do not**"}'
-  echo "- command: \`DB=$DB DURATION=$DURATION $0\`; requests/s while profiled:$(for w in $WORKLOADS; do printf ' %s %s' "$w" "${RPS[$w]}"; done)"
+  echo "  async-profiler CPU samples every $INTERVAL of CPU time; 1-minute load average before the servers started:"
+  echo "  $IDLE_LOAD; at each profile's start, with this run's own warm-up in it:$(for w in $WORKLOADS; do printf ' %s %s' "$w" "${LOAD[$w]}"; done)"
+  awk -v m="$MAX_LOAD" -v l="$IDLE_LOAD" 'BEGIN {if (l + 0 > m + 0) print "- **the machine was not idle (load above " m "): shares hold, throughput and microseconds do not**"}'
+  echo "- command: \`DB=$DB JOURNAL=$JOURNAL DURATION=$DURATION $0\`; requests/s while profiled:$(for w in $WORKLOADS; do printf ' %s %s' "$w" "${RPS[$w]}"; done)"
   echo "- SUM check: $SUM in the table for $ACKED acknowledged (+ at most $((RUNS * C)) in flight at wrk's stops): $VERDICT"
   echo
   java -jar "$BENCH_JAR" profile-shares "${files[@]}" "${cpus[@]}" \
@@ -126,15 +133,15 @@ for row in "${rows[@]}"; do [ -n "$row" ] && extra+=(--inclusive "$row"); done
     --inclusive "coalescer=io.countergateway.internal.write.Coalescer" \
     --inclusive "SQL client=io.vertx.sqlclient" "${extra[@]}"
   echo
-  echo "Flame graphs: $(for w in $WORKLOADS; do printf '%s.html ' "$w"; done)(open in a browser); collapsed stacks beside them."
+  echo "Flame graphs: $(for w in $WORKLOADS; do printf '%s.html ' "$w"; done)(open in a browser; the collapsed stacks stay in $OUT)."
 } >"$OUT/profile.md"
 cat "$OUT/profile.md"
 if [ -n "$KEEP" ]; then
   mkdir -p "$KEEP"
-  cp "$OUT/profile.md" "$KEEP/profile-$DB.md"
+  cp "$OUT/profile.md" "$KEEP/profile-$DB-journal-$JOURNAL.md"
   for w in $WORKLOADS; do
-    cp "$OUT/$w.html" "$KEEP/$DB-$w.html"
-    gzip -c "$OUT/$w.collapsed" >"$KEEP/$DB-$w.collapsed.gz"
+    # the flame graph holds the same stacks; the collapsed file (~1 MB compressed) stays in $OUT
+    cp "$OUT/$w.html" "$KEEP/$DB-journal-$JOURNAL-$w.html"
   done
 fi
 [ "$VERDICT" = ok ]
