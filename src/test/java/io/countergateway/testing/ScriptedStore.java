@@ -244,14 +244,19 @@ public final class ScriptedStore implements CounterStore {
   }
 
   @Override
-  public Future<Boolean> advanceSource(String source, long fence, List<String> settledIds) {
+  public Future<Boolean> raiseFence(String source, long fence) {
     Long current = sources.get(source);
     if (current == null || current == FlushSourceRow.CLOSED) {
       return Future.succeededFuture(false);
     }
     sources.put(source, Math.max(current, fence));
-    settledIds.forEach(idTable::remove);
     return Future.succeededFuture(true);
+  }
+
+  @Override
+  public Future<Void> deleteSettledIds(List<String> ids) {
+    ids.forEach(idTable::remove);
+    return Future.succeededFuture();
   }
 
   @Override

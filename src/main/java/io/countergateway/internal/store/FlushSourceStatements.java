@@ -13,10 +13,16 @@ public interface FlushSourceStatements {
   Future<Void> registerSource(String source);
 
   /**
-   * Raises the source's fence to {@code fence}, beats its heart, and deletes {@code settledIds}, in one transaction;
-   * false when the row is closed or missing (nothing raised, nothing deleted: a closed source keeps its ids).
+   * Raises the source's fence to {@code fence} and beats its heart, in one statement that holds the row for itself
+   * only; false when the row is closed or missing (nothing raised: a closed source keeps its ids).
    */
-  Future<Boolean> advanceSource(String source, long fence, List<String> settledIds);
+  Future<Boolean> raiseFence(String source, long fence);
+
+  /**
+   * Deletes the ids of settled flushes, each below its live source's fence as raised before: in statements of their
+   * own, holding no source's row, so the source's flushes go on meanwhile.
+   */
+  Future<Void> deleteSettledIds(List<String> ids);
 
   /** The source's fence and, when it is closed, the ids committed under it, read together. */
   Future<FlushSourceRow> sourceRow(String source);

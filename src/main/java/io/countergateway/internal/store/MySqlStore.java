@@ -39,11 +39,24 @@ final class MySqlStore extends PooledCounterStore {
   }
 
   @Override
-  public Future<Boolean> advanceSource(String source, long fence, List<String> settledIds) {
-    return inTransaction(conn -> conn.preparedQuery(sql.raiseFence)
-      .execute(Tuple.of(fence, source, FlushSourceRow.CLOSED))
-      .compose(raised -> raised.rowCount() == 0 ? Future.succeededFuture(false)
-        : deleteIds(conn, settledIds).map(deleted -> true)));
+  public Future<Boolean> raiseFence(String source, long fence) {
+    return bounded(pool -> pool.preparedQuery(sql.raiseFence).execute(Tuple.of(fence, source, FlushSourceRow.CLOSED))
+      .map(raised -> raised.rowCount() > 0));
+  }
+
+  /** In chunks, each its own statement and transaction: a few row locks held briefly. */
+  @Override
+  public Future<Void> deleteSettledIds(List<String> ids) {
+    return bounded(pool -> {
+      int largest = MySqlSql.UPSERT_SIZES[MySqlSql.UPSERT_SIZES.length - 1];
+      Future<?> chain = Future.succeededFuture();
+      for (int from = 0; from < ids.size(); from += largest) {
+        List<String> chunk = ids.subList(from, Math.min(ids.size(), from + largest));
+        chain = chain.compose(v -> pool.preparedQuery(sql.deleteFlushIds(chunk.size()))
+          .execute(Tuple.wrap(new ArrayList<Object>(chunk))));
+      }
+      return chain.mapEmpty();
+    });
   }
 
   @Override
@@ -54,17 +67,6 @@ final class MySqlStore extends PooledCounterStore {
   @Override
   public Future<Void> deleteSource(String source) {
     return deleteSource(source, sql.deleteSource, sql.deleteIdsOfSource);
-  }
-
-  private Future<Void> deleteIds(SqlConnection conn, List<String> ids) {
-    int largest = MySqlSql.UPSERT_SIZES[MySqlSql.UPSERT_SIZES.length - 1];
-    Future<?> chain = Future.succeededFuture();
-    for (int from = 0; from < ids.size(); from += largest) {
-      List<String> chunk = ids.subList(from, Math.min(ids.size(), from + largest));
-      chain = chain.compose(v -> conn.preparedQuery(sql.deleteFlushIds(chunk.size()))
-        .execute(Tuple.wrap(new ArrayList<Object>(chunk))));
-    }
-    return chain.mapEmpty();
   }
 
   @Override

@@ -22,7 +22,8 @@ final class PostgresSql {
   final WindowStatements windows;
   final String pruneFlushIds;
   final String registerSource;
-  final String advanceFence;
+  final String raiseFence;
+  final String deleteSettledIds;
   /** First in a void's and a closed source's transaction: the source's fence, the row held shared (see write/FlushSources). */
   final String lockSource;
   final String insertVoidedId;
@@ -113,20 +114,12 @@ final class PostgresSql {
     String oldestBucket = "SELECT MIN(bucket_start) FROM %s_windows WHERE record_type = $1".formatted(table);
     windows = new WindowStatements(windowBuckets, windowTop, expireBuckets, oldestBucket, resetWindows);
     registerSource = "INSERT INTO %s_flush_sources (source, fence) VALUES ($1, 0) ON CONFLICT DO NOTHING".formatted(table);
-    // The fence advance in ONE statement (one round trip, the row held only for its own commit): the raise first (the
-    // delete reads its answer, so it runs after the row lock was taken; the lock waits for every zombie holding the
-    // row shared), then the settled ids, only if the row was raised: a closed source keeps its ids (see write/FlushSources).
-    // Answers whether the fence was raised.
-    advanceFence = """
-      WITH raised AS (
-        UPDATE %1$s_flush_sources SET fence = GREATEST(fence, $2), heartbeat_at = now() WHERE source = $1 AND fence < $3
-        RETURNING 1
-      ), deleted AS (
-        DELETE FROM %1$s_flushes WHERE flush_id = ANY($4) AND EXISTS (SELECT 1 FROM raised)
-        RETURNING 1
-      )
-      SELECT (SELECT count(*) FROM raised), (SELECT count(*) FROM deleted)
+    // the row held only for this statement: every flush statement of the source takes it shared, so a longer hold (the
+    // settled ids' delete in the same statement, tens of ms on a bloated id table) stalls the source's flushes
+    raiseFence = """
+      UPDATE %s_flush_sources SET fence = GREATEST(fence, $2), heartbeat_at = now() WHERE source = $1 AND fence < $3
       """.formatted(table);
+    deleteSettledIds = "DELETE FROM %s_flushes WHERE flush_id = ANY($1)".formatted(table);
     lockSource = "SELECT fence FROM %s_flush_sources WHERE source = $1 FOR SHARE".formatted(table);
     // a flush the database refused a value of: its id inserted as voided, so a late copy of an earlier attempt finds
     // it and writes nothing; if the id is there already, the next statement (a new snapshot, READ COMMITTED) reads

@@ -45,10 +45,15 @@ final class PostgresStore extends PooledCounterStore {
   }
 
   @Override
-  public Future<Boolean> advanceSource(String source, long fence, List<String> settledIds) {
-    return bounded(pool -> pool.preparedQuery(sql.advanceFence)
-      .execute(Tuple.of(source, fence, FlushSourceRow.CLOSED, settledIds.toArray(String[]::new)))
-      .map(answer -> answer.iterator().next().getLong(0) > 0));
+  public Future<Boolean> raiseFence(String source, long fence) {
+    return bounded(pool -> pool.preparedQuery(sql.raiseFence).execute(Tuple.of(source, fence, FlushSourceRow.CLOSED))
+      .map(raised -> raised.rowCount() > 0));
+  }
+
+  @Override
+  public Future<Void> deleteSettledIds(List<String> ids) {
+    return bounded(pool -> pool.preparedQuery(sql.deleteSettledIds).execute(Tuple.of(ids.toArray(String[]::new)))
+      .mapEmpty());
   }
 
   @Override

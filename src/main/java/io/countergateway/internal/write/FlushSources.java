@@ -34,8 +34,9 @@ import java.util.function.LongSupplier;
  *   <li>Until a flush is settled its id is never deleted: a retry finds the id of an earlier committed attempt. Once
  *   settled, only a zombie (an earlier attempt reaching the database late) can bring it back. Each source has a row
  *   with a <b>fence</b>; every flush statement takes that row shared and writes only at or above the fence. The fence
- *   is raised past the settled sequences and, in the same transaction, their ids are deleted; a zombie that took the
- *   row before finds its id, one that comes after sees the fence.</li>
+ *   is raised past the settled sequences, and once that has committed their ids are deleted, in statements that hold
+ *   no source's row (the source's flushes go on meanwhile); a zombie that took the row before the raise finds its id,
+ *   one that comes after sees the fence.</li>
  *   <li>A source silent for {@code batching.flushIdRetention} is closed by the prune of any replica and keeps
  *   its ids: from then on nothing of it commits, so the ids are the final word. A writer that finds a source closed
  *   reads them once ({@link #found}): a flush whose id is there had committed; every other one is proven never
@@ -52,8 +53,8 @@ import java.util.function.LongSupplier;
  *   ids a further retention later.</li>
  * </ol>
  * An idle live source beats its heart (raises its fence to where it is) every heartbeat, a tenth of the retention; a
- * busy one with every advance, about once a second. <b>A source's advance and its own attempts never overlap</b>: the
- * database would otherwise make each wait for the other's row lock. An advance that falls due waits until the
+ * busy one with every advance, about once a second. <b>A source's fence raise and its own attempts never overlap</b>:
+ * the database would otherwise make each wait for the other's row lock. An advance that falls due waits until the
  * source's attempts in flight have answered, and attempts that want to go meanwhile wait for the advance (bounded: at
  * most one attempt timeout, then one statement; they go whatever its outcome).
  * <p>Confined to the writer's event loop; time is read from the clock passed in.
@@ -411,11 +412,8 @@ final class FlushSources {
     source.sending = true;
     long now = millis.getAsLong();
     long fence = source.fence();
-    SortedMap<Long, List<String>> below = idsBelowFence(source);
-    List<Long> sequences = new ArrayList<>(below.keySet());
-    List<String> ids = new ArrayList<>();
-    below.values().forEach(ids::addAll);
-    statements.advanceSource(source.name, fence, ids).onComplete(done -> {
+    SortedMap<Long, List<String>> settled = new TreeMap<>(idsBelowFence(source));
+    statements.raiseFence(source.name, fence).onComplete(done -> {
       source.sending = false;
       source.advancing = false;
       List<Promise<Void>> waiting = new ArrayList<>(source.waitingForAdvance);
@@ -424,13 +422,33 @@ final class FlushSources {
       waiting.forEach(Promise::complete);
       source.advanced.complete();
       if (done.succeeded()) {
-        sequences.forEach(source.settledIds::remove);
+        settled.keySet().forEach(source.settledIds::remove);
         source.lastAdvance = now;
+        if (done.result() && !settled.isEmpty()) {
+          deleteSettled(source, settled);
+        }
         if (!done.result() && !retired) {
           // closed while idle (or paused): read it now, so the next flush goes straight to a fresh source
           found(source.name).onFailure(e -> LOG.warn("could not read the closed flush source {}, will try again: {}",
             source.name, e.toString()));
         }
+      }
+    });
+  }
+
+  /**
+   * The settled ids below the fence just raised, deleted while the source's flushes go on: they hold no row of the
+   * source, and until they are gone the fence refuses a late copy of theirs all the same. Ids whose delete failed go
+   * with the source's next advance (a live source's only; a closed source keeps its ids).
+   */
+  private void deleteSettled(Source source, SortedMap<Long, List<String>> settled) {
+    List<String> ids = new ArrayList<>();
+    settled.values().forEach(ids::addAll);
+    statements.deleteSettledIds(ids).onFailure(e -> {
+      LOG.warn("could not delete {} settled flush ids of source {}, will try again with its next advance: {}",
+        ids.size(), source.name, e.toString());
+      if (!source.deleting && source.row == null) {
+        source.settledIds.putAll(settled);
       }
     });
   }

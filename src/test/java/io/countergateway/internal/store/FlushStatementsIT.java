@@ -70,7 +70,7 @@ class FlushStatementsIT {
 
   @ParameterizedTest(name = "on {0}")
   @ValueSource(strings = {"postgres", "mariadb"})
-  @DisplayName("an advance deletes the settled ids below the fence, and a late copy below it writes nothing")
+  @DisplayName("a raised fence refuses a late copy below it, before and after its settled ids are deleted")
   void advanceDeletesIdsBehindTheFence(String database, Vertx vertx) {
     Writer writer = writer(vertx, database);
     String source = "src" + UUID.randomUUID().toString().substring(0, 8) + "-0";
@@ -82,10 +82,13 @@ class FlushStatementsIT {
       assertThat(writer.call(() -> writer.store().write(flush))).isEqualTo(WriteOutcome.COMMITTED);
       ids.add(flush.id().toString());
     }
-    assertThat(writer.call(() -> writer.store().advanceSource(source, 30, ids))).isTrue();
-    assertThat(writer.ids(source)).isZero();
+    assertThat(writer.call(() -> writer.store().raiseFence(source, 30))).isTrue();
     assertThat(writer.fence(source)).isEqualTo(30);
-    assertThat(writer.call(() -> writer.store().write(flush(source, 7, counter)))).as("a late copy of flush 7")
+    assertThat(writer.call(() -> writer.store().write(flush(source, 7, counter)))).as("a late copy of flush 7, its id there")
+      .isEqualTo(WriteOutcome.ALREADY_COMMITTED);
+    writer.call(() -> writer.store().deleteSettledIds(ids));
+    assertThat(writer.ids(source)).isZero();
+    assertThat(writer.call(() -> writer.store().write(flush(source, 8, counter)))).as("a late copy of flush 8, its id gone")
       .isEqualTo(WriteOutcome.ALREADY_COMMITTED);
     assertThat(writer.sum(counter)).isEqualTo(30);
   }
@@ -101,7 +104,7 @@ class FlushStatementsIT {
     writer.call(() -> writer.store().registerSource(silent));
     await(writer.sql().query("UPDATE " + writer.table() + "_flush_sources SET heartbeat_at = heartbeat_at - INTERVAL '2' DAY")
       .execute());
-    assertThat(writer.call(() -> writer.store().advanceSource(alive, 0, List.of()))).as("a heartbeat").isTrue();
+    assertThat(writer.call(() -> writer.store().raiseFence(alive, 0))).as("a heartbeat").isTrue();
     writer.call(() -> writer.store().pruneFlushIds(86_400));
     assertThat(writer.fence(alive)).isZero();
     assertThat(writer.fence(silent)).isEqualTo(FlushSourceRow.CLOSED);
@@ -129,8 +132,7 @@ class FlushStatementsIT {
     assertThat(row.closed()).isTrue();
     assertThat(row.committed()).as("the voided id is not a committed one").containsExactly(committed.id());
     assertThat(writer.call(() -> writer.store().write(flush(source, 2, counter)).otherwise(e -> null))).isNull();
-    assertThat(writer.call(() -> writer.store().advanceSource(source, 3, List.of(committed.id().toString()))))
-      .as("a closed source is not raised, and keeps its ids").isFalse();
+    assertThat(writer.call(() -> writer.store().raiseFence(source, 3))).as("a closed source is not raised").isFalse();
     assertThat(writer.ids(source)).isEqualTo(2);
     assertThat(writer.sum(counter)).isEqualTo(1);
     assertThat(writer.call(() -> writer.store().sourceRow("never-0")).missing()).isTrue();

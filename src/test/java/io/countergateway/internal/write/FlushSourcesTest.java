@@ -44,9 +44,12 @@ class FlushSourcesTest {
   private final Map<String, Set<FlushId>> committedIds = new HashMap<>();
   private final List<String> registered = new ArrayList<>();
   private final List<String> deleted = new ArrayList<>();
-  /** Each advance sent, as "source fence [ids]"; it answers when the test completes {@link #advanceAnswer}. */
+  /** Each fence raise sent, as "source fence"; it answers when the test completes {@link #advanceAnswer}. */
   private final List<String> advances = new ArrayList<>();
   private Promise<Boolean> advanceAnswer;
+  /** Each delete of settled ids sent; it answers when the test completes {@link #deleteAnswer}. */
+  private final List<List<String>> deletions = new ArrayList<>();
+  private Promise<Void> deleteAnswer;
   private boolean registerFails;
   /** What the journal's force answers; a test that holds it completes it itself. */
   private Future<Void> forceAnswer = Future.succeededFuture();
@@ -64,10 +67,17 @@ class FlushSourcesTest {
     }
 
     @Override
-    public Future<Boolean> advanceSource(String source, long fence, List<String> settledIds) {
-      advances.add(source + " " + fence + " " + settledIds);
+    public Future<Boolean> raiseFence(String source, long fence) {
+      advances.add(source + " " + fence);
       advanceAnswer = Promise.promise();
       return advanceAnswer.future();
+    }
+
+    @Override
+    public Future<Void> deleteSettledIds(List<String> ids) {
+      deletions.add(List.copyOf(ids));
+      deleteAnswer = Promise.promise();
+      return deleteAnswer.future();
     }
 
     @Override
@@ -315,10 +325,13 @@ class FlushSourcesTest {
     });
     String source = first.id().source();
     assertThat(advances).as("sent once nothing is in flight, past the flushes settled by then")
-      .containsExactly(source + " 1 [" + source + ":0]");
-    assertThat(next.isComplete()).as("the third waits for the advance").isFalse();
+      .containsExactly(source + " 1");
+    assertThat(next.isComplete()).as("the third waits for the fence's raise").isFalse();
     on(() -> advanceAnswer.tryComplete(true));
     await(() -> next);
+    assertThat(deletions).as("the settled ids go once the fence is raised").containsExactly(List.of(source + ":0"));
+    assertThat(next.isComplete()).as("the third did not wait for their delete").isTrue();
+    on(() -> deleteAnswer.tryComplete());
     tick(sources);
     assertThat(advances).as("nothing settled since, and the heartbeat is not due").hasSize(1);
   }
@@ -344,14 +357,36 @@ class FlushSourcesTest {
     });
     now.addAndGet(HEARTBEAT_MS - 1);
     tick(sources);
-    assertThat(advances).as("the failed advance's ids go with the next one, due because they are settled").hasSize(2)
-      .last().asString().endsWith("[" + flush.id() + "]");
+    assertThat(advances).as("the failed advance's ids go with the next one, due because they are settled").hasSize(2);
+    assertThat(deletions).as("nothing deleted before a raise").isEmpty();
     on(() -> advanceAnswer.tryComplete(true));
+    assertThat(deletions).containsExactly(List.of(flush.id().toString()));
+    on(() -> deleteAnswer.tryComplete());
     tick(sources);
     assertThat(advances).as("nothing to delete, the heartbeat was just sent").hasSize(2);
     now.addAndGet(HEARTBEAT_MS);
     tick(sources);
-    assertThat(advances).as("a heartbeat").hasSize(3).last().asString().endsWith("[]");
+    assertThat(advances).as("a heartbeat").hasSize(3);
+    on(() -> advanceAnswer.tryComplete(true));
+    assertThat(deletions).as("a heartbeat deletes nothing").hasSize(1);
+  }
+
+  @Test
+  @DisplayName("settled ids whose delete failed go with the source's next advance")
+  void failedDeleteGoesWithTheNextAdvance() {
+    FlushSources sources = sources();
+    Flush flush = attempted(sources, FlushSources.Attempt.WRITTEN);
+    on(() -> {
+      sources.settled(flush.id());
+      return null;
+    });
+    tick(sources);
+    on(() -> advanceAnswer.tryComplete(true));
+    on(() -> deleteAnswer.tryFail(new IllegalStateException("connection lost")));
+    tick(sources);
+    assertThat(advances).as("due again: the ids are settled and still in the table").hasSize(2);
+    on(() -> advanceAnswer.tryComplete(true));
+    assertThat(deletions).containsExactly(List.of(flush.id().toString()), List.of(flush.id().toString()));
   }
 
   @Test
@@ -367,5 +402,6 @@ class FlushSourcesTest {
     tick(sources);
     on(() -> advanceAnswer.tryComplete(false));
     assertThat(on(sources::liveSource)).isNotEqualTo(flush.id().source());
+    assertThat(deletions).as("a closed source keeps its ids").isEmpty();
   }
 }

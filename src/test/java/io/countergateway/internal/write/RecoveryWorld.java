@@ -130,8 +130,13 @@ final class RecoveryWorld {
     }
 
     @Override
-    public Future<Boolean> advanceSource(String source, long fence, List<String> settledIds) {
-      return call(() -> store.advanceSource(source, fence, settledIds));
+    public Future<Boolean> raiseFence(String source, long fence) {
+      return call(() -> store.raiseFence(source, fence));
+    }
+
+    @Override
+    public Future<Void> deleteSettledIds(List<String> ids) {
+      return call(() -> store.deleteSettledIds(ids));
     }
 
     @Override
