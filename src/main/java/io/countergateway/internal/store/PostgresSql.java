@@ -114,8 +114,8 @@ final class PostgresSql {
     String oldestBucket = "SELECT MIN(bucket_start) FROM %s_windows WHERE record_type = $1".formatted(table);
     windows = new WindowStatements(windowBuckets, windowTop, expireBuckets, oldestBucket, resetWindows);
     registerSource = "INSERT INTO %s_flush_sources (source, fence) VALUES ($1, 0) ON CONFLICT DO NOTHING".formatted(table);
-    // the row held only for this statement: every flush statement of the source takes it shared, so a longer hold (the
-    // settled ids' delete in the same statement, tens of ms on a bloated id table) stalls the source's flushes
+    // the row held for this statement only: every flush statement of the source takes it shared and waits while it is
+    // held, so the settled ids go by statements of their own (deleteSettledIds), tens of ms on a grown id table
     raiseFence = """
       UPDATE %s_flush_sources SET fence = GREATEST(fence, $2), heartbeat_at = now() WHERE source = $1 AND fence < $3
       """.formatted(table);
