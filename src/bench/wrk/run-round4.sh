@@ -25,7 +25,8 @@
 #   KEEP=src/bench/results src/bench/wrk/run-round4.sh             # also round4-<db>.md and round4-<db>-raw.md there
 #
 # Environment: DB=postgres|mysql SECTIONS="journal sequence latency" ROUNDS=3 DURATION=8s WARMUP=3s THREADS=2
-#              MODES="always everyMs off" JOURNAL_WORKLOADS="beacon accepted commit" SETTLE=60 (longest wait, s, for
+#              MODES="always everyMs off" (a mode may name its http.instances after an @: "always@1 off@1"; its ratio
+#              is to the journal off with the same instances) JOURNAL_WORKLOADS="beacon accepted commit" SETTLE=60 (longest wait, s, for
 #              the journal and the backlog to settle) DELAYS="direct 0 0.25ms 1ms" VARIANTS="1 2 4 16" (a number is
 #              batching.maxInFlight; NAME:CG_VAR=value,CG_VAR=value is any other set of overrides) CONNECTIONS="64 256"
 #              PORT=18120 PLAIN_PORT=18121 PROXY_PORT=18130 (and the ports after it, one proxy per delay)
@@ -58,7 +59,13 @@ HZ=$(getconf CLK_TCK)
 
 rm -rf "$OUT"/journal-* "$OUT"/*.txt "$OUT"/*.cpu "$OUT"/*.diag "$OUT"/*.metrics "$OUT"/gc-*.log
 mkdir -p "$OUT"
-for t in r4_journal_always r4_journal_everyMs r4_journal_off r4_sequence r4_latency; do drop_gateway_tables "$t"; done
+# a journal mode: always, everyMs or off, with @N for http.instances N (none: the configuration's)
+mode_fsync() { echo "${1%%@*}"; }
+mode_instances() { case "$1" in *@*) echo "${1#*@}" ;; esac; }
+mode_table() { local n; n=$(mode_instances "$1"); echo "r4_journal_$(mode_fsync "$1")${n:+_i$n}"; }
+mode_off() { local n; n=$(mode_instances "$1"); echo "off${n:+@$n}"; }
+for t in r4_sequence r4_latency; do drop_gateway_tables "$t"; done
+for mode in $MODES; do drop_gateway_tables "$(mode_table "$mode")"; done
 
 GATEWAY_PID=; PLAIN_PID=; PROXY_PIDS=()
 cleanup() {
@@ -186,7 +193,7 @@ REPORT="$OUT/report.md"; RAW="$OUT/raw.md"
   echo "- $(nproc) cores; database $(sql "SELECT version()" | head -1 | cut -c1-70); wrk -t$THREADS, $DURATION per run after"
   echo "  $WARMUP of warm-up per gateway, no Lua response callback, a browser User-Agent, per-client beacon limits off;"
   echo "  gateway: \`MALLOC_ARENA_MAX=${MALLOC_ARENA_MAX:-2} java $GATEWAY_JVM_BASE -jar $JAR --config conf/$DB.yaml\` with the overrides named per section"
-  echo "- command: \`DB=$DB SECTIONS=\"$SECTIONS\" ROUNDS=$ROUNDS DURATION=$DURATION $0\`"
+  echo "- command: \`DB=$DB SECTIONS=\"$SECTIONS\" MODES=\"$MODES\" ROUNDS=$ROUNDS WARMUP=$WARMUP DURATION=$DURATION $0\`"
   echo "- 1-minute load average at the start: $LOAD_START$(awk -v l="$LOAD_START" -v m="$MAX_LOAD" 'BEGIN {if (l + 0 > m + 0) printf " — **the machine was not idle (above %s): these figures are not to be quoted**", m}')"
   [ "$DB" = postgres ] && echo "- autovacuum: $(sql "SHOW autovacuum")"
   echo; } >"$REPORT"
@@ -200,9 +207,11 @@ section_journal() {
     JLOAD[$round]=$(load); echo "journal round $round (load ${JLOAD[$round]}): plain, then $order" >&2
     run "j-plain-$round" plain "$C"
     for mode in $order; do
-      local enabled=true fsync=$mode
-      [ "$mode" = off ] && { enabled=false; fsync=always; }
-      gateway_up "journal-$mode-$round" "r4_journal_$mode" CG_JOURNAL_ENABLED=$enabled CG_JOURNAL_FSYNC="$fsync"
+      local enabled=true fsync instances
+      fsync=$(mode_fsync "$mode"); instances=$(mode_instances "$mode")
+      [ "$fsync" = off ] && { enabled=false; fsync=always; }
+      gateway_up "journal-$mode-$round" "$(mode_table "$mode")" CG_JOURNAL_ENABLED=$enabled CG_JOURNAL_FSYNC="$fsync" \
+        ${instances:+CG_HTTP_INSTANCES=$instances}
       for w in $JOURNAL_WORKLOADS; do
         warm "j-$mode-$w-$round" "$w" "$C"
         run "j-$mode-$w-$round" "$w" "$C"
@@ -216,8 +225,9 @@ section_journal() {
     echo "× journal off in the same round. Plain 204: $(over_rounds rps_k j-plain) req/s; 1-minute load at each round's start: ${JLOAD[*]}."
     echo
     printf '| path |'; for mode in $MODES; do printf ' `%s` |' "$mode"; done
-    for mode in $MODES; do [ "$mode" = off ] || printf ' `%s` / off |' "$mode"; done; echo
-    printf '|---|'; for mode in $MODES; do printf -- '---:|'; done; for mode in $MODES; do [ "$mode" = off ] || printf -- '---:|'; done; echo
+    for mode in $MODES; do [ "$(mode_fsync "$mode")" = off ] || printf ' `%s` / `%s` |' "$mode" "$(mode_off "$mode")"; done; echo
+    printf '|---|'; for mode in $MODES; do printf -- '---:|'; done
+    for mode in $MODES; do [ "$(mode_fsync "$mode")" = off ] || printf -- '---:|'; done; echo
     for w in $JOURNAL_WORKLOADS; do
       printf '| %s |' "$w"
       for mode in $MODES; do
@@ -225,8 +235,8 @@ section_journal() {
           "$(for r in $(seq 1 "$ROUNDS"); do x_of "j-$mode-$w-$r" "j-plain-$r"; echo; done | range)" "$(over_rounds p99 "j-$mode-$w")"
       done
       for mode in $MODES; do
-        [ "$mode" = off ] && continue
-        printf ' %s |' "$(for r in $(seq 1 "$ROUNDS"); do x_of "j-$mode-$w-$r" "j-off-$w-$r"; echo; done | range)"
+        [ "$(mode_fsync "$mode")" = off ] && continue
+        printf ' %s |' "$(for r in $(seq 1 "$ROUNDS"); do x_of "j-$mode-$w-$r" "j-$(mode_off "$mode")-$w-$r"; echo; done | range)"
       done
       echo
     done
