@@ -2,8 +2,8 @@
 # so a report can say how close the gateway gets to its database (src/DESIGN.md §7). PostgreSQL: pgbench runs the
 # statement the bench jar prints (`flush-statement`, taken from the gateway's store, flush-id and fence CTEs included),
 # prepared, one pgbench per flushing connection of the gateway, each on a slot of its own as the gateway's lanes are.
-# MySQL / MariaDB: the same with the mysql client, which runs the MySQL store's flush transactions (fence held shared,
-# flush id, multi-row upsert, COMMIT) as the bench jar prints them, as text statements (the gateway prepares them),
+# MySQL / MariaDB: the same with the mysql client, which runs the MySQL store's flushes (one call of the flush
+# procedure: fence held shared, flush id, upserts) as the bench jar prints them, as text statements (the gateway prepares them),
 # for SECONDS; statements/s are the flush ids committed, and there is no latency to give.
 # Expects DB, BENCH_JAR, OUT and TABLE (the gateway's tables exist); defines database_alone.
 PGBENCH=${PGBENCH:-$(command -v pgbench || echo /usr/lib/postgresql/15/bin/pgbench)}

@@ -23,20 +23,23 @@ import java.util.concurrent.atomic.AtomicInteger;
  * A TCP proxy between the gateway and its database that, in chaos mode, kills proxied connections at the worst
  * moments: after a connection's start-up handshake, each chunk the database sends back is, with probability
  * {@code p}, either dropped (the database did the work, the gateway never hears of it) or forwarded, and then both
- * sides of the connection are closed. On MySQL the answer to a {@code COMMIT} is dropped with probability {@code 2p}.
+ * sides of the connection are closed. On MySQL the answer to a committing statement (a {@code COMMIT}, or the call of
+ * the flush procedure) is dropped with probability {@code 2p}.
  * A dropped answer to a committed write is an ambiguous commit: the gateway must retry the same flush and find its
  * flush id, not count it again. On cue it also makes a late copy ({@link #holdNextChunkWith}): a statement held in
  * transit after the gateway gave up on it, delivered later.
  *
  * <p>It also reads just enough of the protocols to count what happened: on PostgreSQL a flush's answer is the tag
- * {@code INSERT 0 n} ({@code n > 0}: committed, {@code n = 0}: its flush id was already there); on MySQL/MariaDB the
- * answer to the {@code COMMIT} that the client sent last, and a {@code Duplicate entry} error for a flush id.
+ * {@code INSERT 0 n} ({@code n > 0}: committed, {@code n = 0}: its flush id was already there); on MySQL/MariaDB an
+ * OK answer to the committing statement the client sent last, and a {@code Duplicate entry} error for a flush id.
  */
 final class ChaosProxy {
   /** Answers of the database on a connection that are never touched: authentication and start-up. */
   private static final int HANDSHAKE_CHUNKS = 3;
   private static final byte[] PG_INSERT_TAG = "INSERT 0 ".getBytes(StandardCharsets.US_ASCII);
   private static final byte[] MYSQL_COMMIT = "COMMIT".getBytes(StandardCharsets.US_ASCII);
+  /** The start of a flush's rows, as the MySQL store sends them to its flush procedure (JSON arrays). */
+  private static final byte[] MYSQL_FLUSH_ROWS = "[[\"".getBytes(StandardCharsets.US_ASCII);
   private static final byte[] MYSQL_DUPLICATE = "Duplicate entry".getBytes(StandardCharsets.US_ASCII);
 
   private final Vertx vertx;
@@ -201,7 +204,7 @@ final class ChaosProxy {
         heldLinks.add(this);
         return;
       }
-      if (!postgres && indexOf(chunk, MYSQL_COMMIT, 0) >= 0) {
+      if (!postgres && (indexOf(chunk, MYSQL_COMMIT, 0) >= 0 || indexOf(chunk, MYSQL_FLUSH_ROWS, 0) >= 0)) {
         commitSent = true;
       }
       upstream.write(chunk);
@@ -220,8 +223,8 @@ final class ChaosProxy {
         return;
       }
       double p = killProbability;
-      // On MySQL most chunks answer prepares and statements inside a transaction; the answer to COMMIT is the one
-      // that makes a flush ambiguous, so it gets twice the odds and is always dropped.
+      // On MySQL most chunks answer prepares, reads and statements inside a transaction; the answer to a committing
+      // statement is the one that makes a write ambiguous, so it gets twice the odds and is always dropped.
       boolean commitAnswer = !postgres && commitSent;
       double odds = commitAnswer ? 2 * p : p;
       if (answers > HANDSHAKE_CHUNKS && p > 0 && ThreadLocalRandom.current().nextDouble() < odds) {
@@ -258,8 +261,9 @@ final class ChaosProxy {
       }
     }
 
+    /** PostgreSQL: the flush's insert tag; MySQL: an OK packet (header 4 bytes, then 0x00) to a committing statement. */
     private boolean answersCommittedWrite(Buffer chunk) {
-      return postgres ? pgInsertTag(chunk, false) : commitSent;
+      return postgres ? pgInsertTag(chunk, false) : commitSent && chunk.length() > 4 && chunk.getByte(4) == 0;
     }
 
     /** Sends the held chunks to the database as they came; its answers go nowhere; the connection ends soon after. */

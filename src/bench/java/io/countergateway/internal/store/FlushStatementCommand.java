@@ -15,14 +15,14 @@ import java.util.regex.Pattern;
  * <ul>
  *   <li>PostgreSQL (default): the flush statement (flush-id and fence CTEs included) as a pgbench script line, its
  *   parameters turned into pgbench variables.</li>
- *   <li>{@code --dialect mysql}: {@code --flushes} flush transactions of {@code --rows} counters as the MySQL store
- *   writes them (the source's fence held shared, the flush id, the multi-row upsert, COMMIT), the values written in,
- *   for the mysql client to run one after another: the client has no pgbench.</li>
+ *   <li>{@code --dialect mysql}: {@code --flushes} flushes of {@code --rows} counters as the MySQL store writes them
+ *   (one call of the flush procedure: the source's fence held shared, the flush id, the upserts, in one transaction),
+ *   the values written in, for the mysql client to run one after another: the client has no pgbench.</li>
  * </ul>
  */
 @Command(name = "flush-statement", mixinStandardHelpOptions = true,
   description = "Prints the gateway's flush statement: for pgbench (:types :ids :slots :deltas as array literals, "
-    + ":flush_id, :source and :sequence in place of its parameters), or MySQL flush transactions to pipe into mysql.")
+    + ":flush_id, :source and :sequence in place of its parameters), or MySQL flush calls to pipe into mysql.")
 public final class FlushStatementCommand implements Callable<Integer> {
   /** pgbench's names for the statement's parameters, in the order the gateway binds them ($1 … $7). */
   static final String[] VARIABLES = {"types", "ids", "slots", "deltas", "flush_id", "source", "sequence"};
@@ -81,18 +81,15 @@ public final class FlushStatementCommand implements Callable<Integer> {
     return script.toString().replaceAll("\\s+", " ").strip() + ";";
   }
 
-  /** A flush of {@code rows} counters {@code c-0000000 …} by delta 1, in the MySQL store's order of statements. */
+  /** A flush of {@code rows} counters {@code c-0000000 …} by delta 1, as the MySQL store sends it: one call. */
   static String mySqlTransaction(String table, String source, long sequence, String type, int rows, int slot) {
     MySqlSql sql = new MySqlSql(table);
-    Object[] values = new Object[rows * 4];
+    List<FlushRow> flushRows = new java.util.ArrayList<>();
     for (int row = 0; row < rows; row++) {
-      values[row * 4] = type;
-      values[row * 4 + 1] = "c-%07d".formatted(row);
-      values[row * 4 + 2] = slot;
-      values[row * 4 + 3] = 1;
+      flushRows.add(new FlushRow(type, "c-%07d".formatted(row), (short) slot, 1));
     }
-    return String.join("; ", List.of("START TRANSACTION", bind(sql.lockSource, source),
-      bind(sql.insertFlushId, source + ":" + sequence), bind(sql.upsert(rows), values), "COMMIT")) + ";";
+    return bind(sql.writeFlush, source + ":" + sequence, source, sequence, MySqlSql.plainRows(flushRows),
+      MySqlSql.windowRows(flushRows)) + ";";
   }
 
   /** The statement with each ? replaced by its value: numbers as they are, strings quoted (ours need no escaping). */

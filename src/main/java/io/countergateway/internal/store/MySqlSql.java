@@ -1,24 +1,30 @@
 package io.countergateway.internal.store;
 
+import io.vertx.core.json.JsonArray;
+
 import java.util.Arrays;
+import java.util.List;
 
 /** Every MySQL/MariaDB statement the gateway issues, for a configurable table name. */
 final class MySqlSql {
-  /** Multi-row statement sizes we prepare; a flush is padded up to the next size (see {@link MySqlStore}). */
+  /** Multi-row statement sizes we prepare; a read's ids and a keyed request's rows are padded up to the next size. */
   static final int[] UPSERT_SIZES = {1, 4, 16, 64, 256, 1024};
 
   /** What a slot row that exists already gets: the delta, and the roll-up and compaction bookkeeping (step 002). */
   static final String UPSERT_SET = "count = count + VALUES(count), dirty = TRUE, written_at = CURRENT_TIMESTAMP(3)";
 
-  final String insertFlushId;
-  final String[] upsertBySize = new String[UPSERT_SIZES.length];
-  /** The same sizes for the bucket rows of windowed counters (schema step 006). */
-  final String[] upsertWindowsBySize = new String[UPSERT_SIZES.length];
+  /** What the flush procedure signals for a flush below its source's fence (schema step 009). */
+  static final String BEHIND_FENCE = "flush_behind_fence";
+  /** What the flush procedure signals for a source closed by the prune, or with no row. */
+  static final String SOURCE_MISSING_OR_CLOSED = "flush_source_missing_or_closed";
+
+  /** One flush in one call: its id, source, sequence, plain rows and window rows ({@link #plainRows}, {@link #windowRows}). */
+  final String writeFlush;
   final String reset;
   final WindowStatements windows;
   /** Ids of no registered source (a gateway of the previous version), by age. */
   final String pruneFlushIds;
-  /** First in a flush's transaction: its source's fence, the row held shared until COMMIT (see write/FlushSources). */
+  /** First in a void's transaction: its source's fence, the row held shared until COMMIT (see write/FlushSources). */
   final String lockSource;
   final String registerSource;
   final String raiseFence;
@@ -41,11 +47,7 @@ final class MySqlSql {
 
   MySqlSql(String table) {
     this.table = table;
-    insertFlushId = "INSERT INTO %s_flushes (flush_id) VALUES (?)".formatted(table);
-    for (int i = 0; i < UPSERT_SIZES.length; i++) {
-      upsertBySize[i] = upsert(UPSERT_SIZES[i]);
-      upsertWindowsBySize[i] = upsertWindows(UPSERT_SIZES[i]);
-    }
+    writeFlush = "CALL %s_write_flush(?, ?, ?, ?, ?)".formatted(table);
     reset = "DELETE FROM %s WHERE record_type = ? AND record_id = ?".formatted(table);
     String resetWindows = "DELETE FROM %s_windows WHERE record_type = ? AND record_id = ?".formatted(table);
     String windowBuckets = ("SELECT bucket_start, SUM(count) FROM %s_windows WHERE record_type = ? AND record_id = ? "
@@ -85,19 +87,36 @@ final class MySqlSql {
     expireKeys = "DELETE FROM %s_idempotency WHERE created_at < NOW(3) - INTERVAL ? SECOND LIMIT ?".formatted(table);
   }
 
+  /**
+   * The flush's plain rows as the procedure reads them, in the flush's order: {@code [[type, id, slot, delta], …]}.
+   */
+  static String plainRows(List<FlushRow> rows) {
+    JsonArray json = new JsonArray();
+    for (FlushRow row : rows) {
+      if (!row.windowed()) {
+        json.add(new JsonArray().add(row.type()).add(row.id()).add(row.slot()).add(row.delta()));
+      }
+    }
+    return json.encode();
+  }
+
+  /** The flush's bucket rows, in its order: {@code [[type, id, bucket_start, slot, delta], …]}. */
+  static String windowRows(List<FlushRow> rows) {
+    JsonArray json = new JsonArray();
+    for (FlushRow row : rows) {
+      if (row.windowed()) {
+        json.add(new JsonArray().add(row.type()).add(row.id()).add(row.bucket()).add(row.slot()).add(row.delta()));
+      }
+    }
+    return json.encode();
+  }
+
   /** MariaDB has no {@code AS new} row alias, so the portable VALUES() form it is. */
   String upsert(int rows) {
     String[] tuples = new String[rows];
     Arrays.fill(tuples, "(?, ?, ?, ?)");
     return "INSERT INTO " + table + " (record_type, record_id, slot, count) VALUES " + String.join(", ", tuples)
       + " ON DUPLICATE KEY UPDATE " + UPSERT_SET;
-  }
-
-  String upsertWindows(int rows) {
-    String[] tuples = new String[rows];
-    Arrays.fill(tuples, "(?, ?, ?, ?, ?)");
-    return "INSERT INTO " + table + "_windows (record_type, record_id, bucket_start, slot, count) VALUES "
-      + String.join(", ", tuples) + " ON DUPLICATE KEY UPDATE count = count + VALUES(count)";
   }
 
   String windowTotals(int ids) {

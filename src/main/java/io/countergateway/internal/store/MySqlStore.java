@@ -16,10 +16,10 @@ import java.util.function.IntFunction;
 import java.util.function.Supplier;
 
 /**
- * MySQL / MariaDB: a flush is one transaction of multi-row {@code VALUES … ON DUPLICATE KEY UPDATE} statements,
- * pipelined on one connection. The MySQL client has no batch protocol ({@code executeBatch} sends a statement per
- * row), so we build the multi-row statements ourselves, in a few fixed sizes so they stay prepared; a flush is
- * padded up to the next size with {@code +0} rows of its last key, which changes nothing and keeps the lock order.
+ * MySQL / MariaDB: a flush is one call of the schema's {@code <table>_write_flush} procedure (schema step 009), which
+ * checks the source's fence, inserts the flush id and upserts the rows in one transaction: one round trip, as
+ * PostgreSQL's one statement. The rows go as JSON arrays in the flush's order (its lock order). Reads pad their id
+ * lists to a few fixed sizes, so a handful of prepared statements serve every read.
  */
 final class MySqlStore extends PooledCounterStore {
   private static final int DUPLICATE_KEY = 1062;
@@ -81,26 +81,33 @@ final class MySqlStore extends PooledCounterStore {
 
   @Override
   public Future<WriteOutcome> write(Flush flush) {
-    // The source's fence first, its row held shared until COMMIT (see write/FlushSources): below the fence the flush was
-    // settled long ago and this is a late copy of it. Then the flush id: a duplicate key here can only be this id (the
-    // upserts below cannot raise one), and it means an earlier attempt committed (or a void after a refused value: a
-    // late copy then writes nothing); the transaction then writes nothing.
-    long sequence = flush.id().sequence();
-    return inTransaction(conn -> conn.preparedQuery(sql.lockSource)
-      .execute(Tuple.of(flush.id().source()))
-      .compose(source -> {
-        Long current = source.size() == 0 ? null : source.iterator().next().getLong(0);
-        requireOpen(flush, current);
-        if (current > sequence) {
-          return Future.succeededFuture(WriteOutcome.ALREADY_COMMITTED);
-        }
-        return conn.preparedQuery(sql.insertFlushId).execute(Tuple.of(flush.id().toString()))
-          .transform(inserted -> inserted.succeeded()
-            ? upsertAll(conn, flush.rows()).map(WriteOutcome.COMMITTED)
-            : isDuplicateKey(inserted.cause())
-              ? Future.succeededFuture(WriteOutcome.ALREADY_COMMITTED)
-              : Future.failedFuture(inserted.cause()));
-      }));
+    Tuple arguments = Tuple.of(flush.id().toString(), flush.id().source(), flush.id().sequence(),
+      MySqlSql.plainRows(flush.rows()), MySqlSql.windowRows(flush.rows()));
+    return bounded(pool -> pool.preparedQuery(sql.writeFlush).execute(arguments).map(WriteOutcome.COMMITTED)
+      .recover(failure -> outcomeOf(flush, failure)));
+  }
+
+  /**
+   * The procedure's outcomes other than committed: the id already there (1062: an earlier attempt committed), the flush
+   * behind its source's fence (a late copy of a flush settled long ago), the source closed or gone. Any other failure
+   * as it is.
+   */
+  private static Future<WriteOutcome> outcomeOf(Flush flush, Throwable failure) {
+    if (isDuplicateKey(failure) || signalled(failure, MySqlSql.BEHIND_FENCE)) {
+      return Future.succeededFuture(WriteOutcome.ALREADY_COMMITTED);
+    }
+    if (signalled(failure, MySqlSql.SOURCE_MISSING_OR_CLOSED)) {
+      String source = flush.id().source();
+      return Future.failedFuture(new FlushSourceClosedException(source, "flush source " + source + " is closed or has "
+        + "no row; flush " + flush.id() + " is not written"));
+    }
+    return Future.failedFuture(failure);
+  }
+
+  /** A {@code SIGNAL SQLSTATE '45000'} of the flush procedure with {@code message}. */
+  private static boolean signalled(Throwable failure, String message) {
+    return failure instanceof MySQLException e && "45000".equals(e.getSqlState()) && e.getMessage() != null
+      && e.getMessage().contains(message);
   }
 
   /**
@@ -136,27 +143,6 @@ final class MySqlStore extends PooledCounterStore {
     return pools.transaction(work);
   }
 
-  /** Plain rows into the counters table, bucket rows of windowed counters into the windows table; one transaction. */
-  private Future<Void> upsertAll(SqlConnection conn, List<FlushRow> rows) {
-    List<Future<?>> statements = new ArrayList<>();
-    if (rows.stream().noneMatch(FlushRow::windowed)) {
-      upsertInChunks(conn, rows, sql.upsertBySize, statements);
-    } else {
-      upsertInChunks(conn, rows.stream().filter(row -> !row.windowed()).toList(), sql.upsertBySize, statements);
-      upsertInChunks(conn, rows.stream().filter(FlushRow::windowed).toList(), sql.upsertWindowsBySize, statements);
-    }
-    return Future.all(statements).mapEmpty();
-  }
-
-  private static void upsertInChunks(SqlConnection conn, List<FlushRow> rows, String[] bySize, List<Future<?>> statements) {
-    int largest = MySqlSql.UPSERT_SIZES[MySqlSql.UPSERT_SIZES.length - 1];
-    for (int from = 0; from < rows.size(); from += largest) {
-      List<FlushRow> chunk = rows.subList(from, Math.min(rows.size(), from + largest));
-      int sizeIndex = sizeIndexFor(chunk.size());
-      statements.add(conn.preparedQuery(bySize[sizeIndex]).execute(paddedTuple(chunk, MySqlSql.UPSERT_SIZES[sizeIndex])));
-    }
-  }
-
   private static int sizeIndexFor(int rows) {
     for (int i = 0; i < MySqlSql.UPSERT_SIZES.length; i++) {
       if (MySqlSql.UPSERT_SIZES[i] >= rows) {
@@ -166,28 +152,8 @@ final class MySqlStore extends PooledCounterStore {
     return MySqlSql.UPSERT_SIZES.length - 1;
   }
 
-  private static Tuple paddedTuple(List<FlushRow> chunk, int size) {
-    Tuple tuple = Tuple.tuple();
-    for (FlushRow row : chunk) {
-      addRow(tuple, row, row.delta());
-    }
-    FlushRow last = chunk.get(chunk.size() - 1);
-    for (int i = chunk.size(); i < size; i++) {
-      addRow(tuple, last, 0L);
-    }
-    return tuple;
-  }
-
-  private static void addRow(Tuple tuple, FlushRow row, long delta) {
-    tuple.addString(row.type()).addString(row.id());
-    if (row.windowed()) {
-      tuple.addLong(row.bucket());
-    }
-    tuple.addShort(row.slot()).addLong(delta);
-  }
-
   /**
-   * Error 1062 on the flush-id insert. Not recognised by its message: MariaDB names only the key
+   * Error 1062 on a flush-id insert. Not recognised by its message: MariaDB names only the key
    * ({@code for key 'PRIMARY'}), MySQL 8 also the table.
    */
   private static boolean isDuplicateKey(Throwable failure) {

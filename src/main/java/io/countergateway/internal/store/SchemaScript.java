@@ -10,7 +10,8 @@ import java.util.List;
 /**
  * The numbered schema steps of one dialect: {@code src/main/resources/schema/<dialect>/001.sql}, {@code 002.sql}, …
  * Adding a step is adding the next file (one per dialect); the steps are found by probing the numbers in order, so
- * no list has to be kept in step with the files. The first comment line of a file is its description.
+ * no list has to be kept in step with the files. The first comment line of a file is its description. Statements end
+ * at {@code ;}, or at what a {@code DELIMITER} line names (the mysql client's directive, for a stored procedure's body).
  */
 public final class SchemaScript {
   private SchemaScript() {
@@ -39,16 +40,35 @@ public final class SchemaScript {
   private static Step parse(int version, String text) {
     String description = text.lines().filter(line -> line.trim().startsWith("--")).findFirst()
       .map(line -> line.trim().substring(2).trim()).orElse("step " + version);
-    String withoutComments = text.lines().filter(line -> !line.trim().startsWith("--"))
-      .reduce("", (a, b) -> a + b + "\n");
     List<String> statements = new ArrayList<>();
-    for (String chunk : withoutComments.split(";")) {
-      String sql = chunk.trim();
-      if (!sql.isEmpty()) {
-        statements.add(sql);
+    String delimiter = ";";
+    StringBuilder statement = new StringBuilder();
+    for (String line : text.lines().toList()) {
+      String trimmed = line.trim();
+      if (trimmed.startsWith("--")) {
+        continue;
+      }
+      // the mysql client's directive, so a file with a stored procedure reads the same there and here
+      if (trimmed.toUpperCase(java.util.Locale.ROOT).startsWith("DELIMITER ")) {
+        delimiter = trimmed.substring("DELIMITER ".length()).trim();
+        continue;
+      }
+      statement.append(line).append('\n');
+      int end;
+      while ((end = statement.indexOf(delimiter)) >= 0) {
+        add(statements, statement.substring(0, end));
+        statement.delete(0, end + delimiter.length());
       }
     }
+    add(statements, statement.toString());
     return new Step(version, description.length() > 255 ? description.substring(0, 255) : description, statements);
+  }
+
+  private static void add(List<String> statements, String chunk) {
+    String sql = chunk.trim();
+    if (!sql.isEmpty()) {
+      statements.add(sql);
+    }
   }
 
   private static String read(String resource) {

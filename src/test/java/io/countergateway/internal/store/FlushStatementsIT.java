@@ -14,7 +14,9 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
+import java.math.BigInteger;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import java.util.function.Supplier;
 
@@ -64,6 +66,13 @@ class FlushStatementsIT {
     return writer;
   }
 
+  /** A new flush source, registered, named after its test by {@code suffix}. */
+  private static String registeredSource(Writer writer, String suffix) {
+    String source = "src" + UUID.randomUUID().toString().substring(0, 8) + suffix;
+    writer.call(() -> writer.store().registerSource(source));
+    return source;
+  }
+
   private static Flush flush(String source, long sequence, String counter) {
     return new Flush(FlushId.formed(source, sequence), List.of(new FlushRow("likes", counter, (short) 0, 1)));
   }
@@ -73,9 +82,8 @@ class FlushStatementsIT {
   @DisplayName("a raised fence refuses a late copy below it, before and after its settled ids are deleted")
   void advanceDeletesIdsBehindTheFence(String database, Vertx vertx) {
     Writer writer = writer(vertx, database);
-    String source = "src" + UUID.randomUUID().toString().substring(0, 8) + "-0";
+    String source = registeredSource(writer, "-0");
     String counter = "fenced-" + source;
-    writer.call(() -> writer.store().registerSource(source));
     List<String> ids = new java.util.ArrayList<>();
     for (long sequence = 0; sequence < 30; sequence++) {
       Flush flush = flush(source, sequence, counter);
@@ -115,9 +123,8 @@ class FlushStatementsIT {
   @DisplayName("a source closed by the prune keeps its ids: nothing of it is written any more, its row says which ids committed, an advance finds it closed")
   void closedSourceKeepsItsIds(String database, Vertx vertx) {
     Writer writer = writer(vertx, database);
-    String source = "src" + UUID.randomUUID().toString().substring(0, 8) + "-1";
+    String source = registeredSource(writer, "-1");
     String counter = "unsettled-" + source;
-    writer.call(() -> writer.store().registerSource(source));
     Flush committed = flush(source, 0, counter);
     assertThat(writer.call(() -> writer.store().write(committed))).isEqualTo(WriteOutcome.COMMITTED);
     assertThat(writer.call(() -> writer.store().voidFlush(flush(source, 1, counter)))).isEqualTo(VoidOutcome.VOIDED);
@@ -143,9 +150,8 @@ class FlushStatementsIT {
   @DisplayName("a voided id keeps a late copy of its flush out; voiding an id a late copy had committed says so")
   void voidedIdsKeepLateCopiesOut(String database, Vertx vertx) {
     Writer writer = writer(vertx, database);
-    String source = "src" + UUID.randomUUID().toString().substring(0, 8) + "-2";
+    String source = registeredSource(writer, "-2");
     String counter = "voided-" + source;
-    writer.call(() -> writer.store().registerSource(source));
     assertThat(writer.call(() -> writer.store().voidFlush(flush(source, 0, counter)))).isEqualTo(VoidOutcome.VOIDED);
     assertThat(writer.call(() -> writer.store().voidFlush(flush(source, 0, counter)))).as("a repeated void")
       .isEqualTo(VoidOutcome.VOIDED);
@@ -163,8 +169,7 @@ class FlushStatementsIT {
   @DisplayName("a deleted source takes its ids with it; the prune deletes a source closed for the retention, with its ids")
   void sourcesAreCleaned(String database, Vertx vertx) {
     Writer writer = writer(vertx, database);
-    String source = "src" + UUID.randomUUID().toString().substring(0, 8) + "-3";
-    writer.call(() -> writer.store().registerSource(source));
+    String source = registeredSource(writer, "-3");
     Flush flush = flush(source, 0, "cleaned-" + source);
     assertThat(writer.call(() -> writer.store().write(flush))).isEqualTo(WriteOutcome.COMMITTED);
     writer.call(() -> writer.store().deleteSource(source));
@@ -182,5 +187,40 @@ class FlushStatementsIT {
       .execute());
     assertThat(pruner.call(() -> pruner.store().pruneFlushIds(86_400))).isEqualTo(1);
     assertThat(writer.sources("1 = 1")).isZero();
+  }
+
+  @ParameterizedTest(name = "on {0}")
+  @ValueSource(strings = {"postgres", "mariadb"})
+  @DisplayName("a flush writes any id and any delta exactly, plain and windowed rows together; a refused value writes none of it")
+  void flushCarriesEveryValueExactly(String database, Vertx vertx) {
+    Writer writer = writer(vertx, database);
+    String source = registeredSource(writer, "-4");
+    String quoted = "it's \"quoted\" \\ back\\slash";
+    String unicode = "caf\u00e9 \u20ac \ud83d\ude00 \u4e2d";
+    String tab = "line\tbreak\nhere";
+    long bucket = 1_764_201_600L;
+    Flush flush = new Flush(FlushId.formed(source, 0), List.of(
+      new FlushRow("exact", quoted, (short) 0, Long.MAX_VALUE),
+      new FlushRow("exact", unicode, (short) 1, Long.MIN_VALUE),
+      new FlushRow("exact", tab, (short) 3, 9_007_199_254_740_993L),
+      new FlushRow("exact", unicode, (short) 2, 7, bucket)));
+    assertThat(writer.call(() -> writer.store().write(flush))).isEqualTo(WriteOutcome.COMMITTED);
+
+    List<String> ids = List.of(quoted, unicode, tab);
+    assertThat(writer.call(() -> writer.store().sum("exact", ids))).containsOnly(
+      Map.entry(quoted, BigInteger.valueOf(Long.MAX_VALUE)), Map.entry(unicode, BigInteger.valueOf(Long.MIN_VALUE)),
+      Map.entry(tab, BigInteger.valueOf(9_007_199_254_740_993L)));
+    assertThat(writer.call(() -> writer.store().windowTotals("exact", List.of(unicode), bucket, bucket + 1)))
+      .containsOnly(Map.entry(unicode, BigInteger.valueOf(7)));
+
+    // the first row overflows its slot: the database refuses the value, and the other rows and the id stay unwritten
+    Flush overflowing = new Flush(FlushId.formed(source, 1), List.of(
+      new FlushRow("exact", quoted, (short) 0, 1), new FlushRow("exact", tab, (short) 3, 1)));
+    Throwable refused = writer.call(() -> writer.store().write(overflowing).transform(Future::succeededFuture))
+      .cause();
+    assertThat(Failures.isValueRefused(refused)).as("%s", refused).isTrue();
+    assertThat(writer.ids(source)).isEqualTo(1);
+    assertThat(writer.call(() -> writer.store().sum("exact", List.of(tab))))
+      .containsOnly(Map.entry(tab, BigInteger.valueOf(9_007_199_254_740_993L)));
   }
 }

@@ -25,17 +25,11 @@ class FlushStatementCommandTest {
   }
 
   @Test
-  @DisplayName("the mysql client gets the MySQL store's flush transaction: fence held shared, flush id, upsert, COMMIT")
-  void mySqlTransactionInTheStoresOrder() {
-    String transaction = FlushStatementCommand.mySqlTransaction("bench_t", "alone-1", 7, "alone", 2, 3);
-    MySqlSql sql = new MySqlSql("bench_t");
+  @DisplayName("the mysql client gets the MySQL store's flush: one call of the flush procedure, its rows as JSON")
+  void mySqlFlushAsTheStoreSendsIt() {
+    String call = FlushStatementCommand.mySqlTransaction("bench_t", "alone-1", 7, "alone", 2, 3);
 
-    assertThat(transaction).doesNotContain("?", "\n").startsWith("START TRANSACTION; ").endsWith("; COMMIT;");
-    assertThat(transaction.split("; ")).containsExactly("START TRANSACTION",
-      sql.lockSource.replace("?", "'alone-1'"),
-      sql.insertFlushId.replace("?", "'alone-1:7'"),
-      sql.upsert(2).replaceFirst("\\(\\?, \\?, \\?, \\?\\)", "('alone', 'c-0000000', 3, 1)")
-        .replaceFirst("\\(\\?, \\?, \\?, \\?\\)", "('alone', 'c-0000001', 3, 1)"),
-      "COMMIT;");
+    assertThat(call).doesNotContain("?", "\n").isEqualTo("CALL bench_t_write_flush('alone-1:7', 'alone-1', 7, "
+      + "'[[\"alone\",\"c-0000000\",3,1],[\"alone\",\"c-0000001\",3,1]]', '[]');");
   }
 }

@@ -1,0 +1,2 @@
+-- A flush in one round trip: MySQL/MariaDB's step creates the procedure that does it; PostgreSQL's flush is one statement already.
+-- Nothing to change here; the step keeps the dialects' versions alike.
