@@ -12,13 +12,15 @@ command -v wrk >/dev/null || { echo "wrk is not installed (apt-get install wrk)"
 { [ -f "$JAR" ] && [ -f "$BENCH_JAR" ]; } || mvn -q -Pbench package -DskipTests
 mkdir -p "$OUT"
 
-# drop_gateway_tables TABLE: the counters table and every table the schema steps add beside it
+# drop_gateway_tables TABLE: the counters table and every table the schema steps add beside it (on MySQL / MariaDB
+# also the flush procedure)
 drop_gateway_tables() {
   local t
   for t in "$1_schema" "$1_flushes" "$1_flush_sources" "$1_rollups" "$1_idempotency" "$1_lanes" "$1_windows" \
            "$1_uniques" "$1_visitor_salts" "$1"; do
     sql "DROP TABLE IF EXISTS $t" >/dev/null 2>&1 || true
   done
+  [ "$DB" = postgres ] || sql "DROP PROCEDURE IF EXISTS $1_write_flush" >/dev/null 2>&1 || true
 }
 
 # what a wrk summary in $OUT/NAME.txt says: req/s, requests sent, non-2xx answers, the 99th percentile as printed

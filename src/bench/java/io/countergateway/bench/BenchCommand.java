@@ -25,7 +25,7 @@ import java.util.concurrent.Callable;
  */
 @Command(name = "counter-gateway-bench", mixinStandardHelpOptions = true, sortOptions = false,
   subcommands = {PlainServerCommand.class, LatencyProxyCommand.class, ProfileSharesCommand.class,
-    FlushStatementCommand.class},
+    FlushStatementCommand.class, DurableWriteCommand.class},
   description = {"Measures hand-written counting strategies, the gateway (HTTP and event bus) and Redis side by side "
     + "on one database, and checks that every one counted correctly.",
     "Strategies: " + "single-row, multi-row, slotted, skip-locked, ledger, gateway-http, gateway-http-batch, "

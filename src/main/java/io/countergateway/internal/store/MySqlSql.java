@@ -18,13 +18,13 @@ final class MySqlSql {
   /** What the flush procedure signals for a source closed by the prune, or with no row. */
   static final String SOURCE_MISSING_OR_CLOSED = "flush_source_missing_or_closed";
 
-  /** One flush in one call: its id, source, sequence, plain rows and window rows ({@link #plainRows}, {@link #windowRows}). */
+  /** One flush in one call: its id, source, sequence, plain and window rows ({@link #plainRows}, {@link #windowRows}). */
   final String writeFlush;
   final String reset;
   final WindowStatements windows;
   /** Ids of no registered source (a gateway of the previous version), by age. */
   final String pruneFlushIds;
-  /** First in a void's transaction: its source's fence, the row held shared until COMMIT (see write/FlushSources). */
+  /** First in a void's and a closed source's transaction: the source's fence, held shared (see write/FlushSources). */
   final String lockSource;
   final String registerSource;
   final String raiseFence;

@@ -10,8 +10,8 @@ import java.util.List;
 /**
  * The numbered schema steps of one dialect: {@code src/main/resources/schema/<dialect>/001.sql}, {@code 002.sql}, …
  * Adding a step is adding the next file (one per dialect); the steps are found by probing the numbers in order, so
- * no list has to be kept in step with the files. The first comment line of a file is its description. Statements end
- * at {@code ;}, or at what a {@code DELIMITER} line names (the mysql client's directive, for a stored procedure's body).
+ * no list has to be kept in step with the files. The first comment line of a file is its description. Statements
+ * end at {@code ;}, or at what a {@code DELIMITER} line names (the mysql client's directive, for a procedure's body).
  */
 public final class SchemaScript {
   private SchemaScript() {
