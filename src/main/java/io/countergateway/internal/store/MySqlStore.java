@@ -97,9 +97,7 @@ final class MySqlStore extends PooledCounterStore {
       return Future.succeededFuture(WriteOutcome.ALREADY_COMMITTED);
     }
     if (signalled(failure, MySqlSql.SOURCE_MISSING_OR_CLOSED)) {
-      String source = flush.id().source();
-      return Future.failedFuture(new FlushSourceClosedException(source, "flush source " + source + " is closed or has "
-        + "no row; flush " + flush.id() + " is not written"));
+      return Future.failedFuture(sourceClosed(flush, failure.getMessage()));
     }
     return Future.failedFuture(failure);
   }

@@ -40,9 +40,16 @@ abstract class PooledCounterStore implements CounterStore {
     return pools.attempt(attempt);
   }
 
+  /** A flush refused by its statement or procedure because its source is closed or has no row ({@code detail}: why). */
+  static FlushSourceClosedException sourceClosed(Flush flush, String detail) {
+    String source = flush.id().source();
+    return new FlushSourceClosedException(source, "flush source " + source + " is closed or has no row; flush "
+      + flush.id() + " is not written (" + detail + ")");
+  }
+
   /**
    * A flush statement of a source without a row, or closed as dead, fails: nothing proves it was written, so it is
-   * never taken for "already committed". (PostgreSQL raises it in the flush statement itself.)
+   * never taken for "already committed". (The flush statement and procedure say so themselves: {@link #sourceClosed}.)
    */
   static void requireOpen(Flush flush, Long fence) {
     String source = flush.id().source();

@@ -105,9 +105,7 @@ final class PostgresStore extends PooledCounterStore {
   private static Throwable sourceClosed(Flush flush, Throwable failure) {
     if (failure instanceof PgException pg && "42704".equals(pg.getSqlState()) && pg.getMessage() != null
       && pg.getMessage().contains("flush_source_missing_or_closed")) {
-      String source = flush.id().source();
-      return new FlushSourceClosedException(source, "flush source " + source + " is closed or has no row; flush "
-        + flush.id() + " is not written (" + pg.getMessage() + ")");
+      return sourceClosed(flush, pg.getMessage());
     }
     return failure;
   }

@@ -6,6 +6,7 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 
 /**
  * The numbered schema steps of one dialect: {@code src/main/resources/schema/<dialect>/001.sql}, {@code 002.sql}, …
@@ -49,7 +50,7 @@ public final class SchemaScript {
         continue;
       }
       // the mysql client's directive, so a file with a stored procedure reads the same there and here
-      if (trimmed.toUpperCase(java.util.Locale.ROOT).startsWith("DELIMITER ")) {
+      if (trimmed.toUpperCase(Locale.ROOT).startsWith("DELIMITER ")) {
         delimiter = trimmed.substring("DELIMITER ".length()).trim();
         continue;
       }

@@ -18,7 +18,8 @@ class SchemaScriptTest {
     assertThat(step.statements()).hasSize(2);
     assertThat(step.statements().get(0)).isEqualTo("DROP PROCEDURE IF EXISTS t_write_flush");
     assertThat(step.statements().get(1)).startsWith("CREATE PROCEDURE t_write_flush(").endsWith("COMMIT;\nEND")
-      .contains("START TRANSACTION;", "INSERT INTO t_flushes (flush_id) VALUES (the_id);");
+      .contains("START TRANSACTION;", "INSERT INTO t_flushes (flush_id) VALUES (the_id);")
+      .as("the closed fence it refuses is the store's").contains("the_fence = " + FlushSourceRow.CLOSED + " THEN");
   }
 
   @Test
