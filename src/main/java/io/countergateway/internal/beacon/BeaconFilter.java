@@ -2,23 +2,19 @@ package io.countergateway.internal.beacon;
 
 import io.countergateway.config.GatewayConfig;
 import io.countergateway.config.NamespaceOptions;
-import io.micrometer.core.instrument.Counter;
-import io.micrometer.core.instrument.MeterRegistry;
+import io.countergateway.internal.model.Increment;
 import io.vertx.core.Future;
 import io.vertx.core.MultiMap;
 import io.vertx.core.WorkerExecutor;
 import io.vertx.core.http.HttpHeaders;
 
-import java.util.EnumMap;
-import java.util.HashMap;
-import java.util.Map;
 
 /**
- * Decides whether a valid beacon is counted: privacy signals first ({@code DNT: 1}, {@code Sec-GPC: 1}, where the
- * namespace honours them), then the client's limits ({@link ClientLimits}: its rate and its distinct ids), then bots
- * (where {@code dropBots} is on; {@link UserAgentVerdicts} fails closed). A dropped beacon is answered like a counted
- * one, so a bot learns nothing, and is counted in {@code gateway_beacons_dropped_total{namespace,reason}}.
- * One per event loop; the client limits are the gateway's.
+ * Decides whether a valid beacon is counted, and under which id: privacy signals first ({@code DNT: 1},
+ * {@code Sec-GPC: 1}, where the namespace honours them), then the client's limits ({@link ClientLimits}: its rate and
+ * the new ids it brings), then bots (where {@code dropBots} is on; {@link UserAgentVerdicts} fails closed). A dropped
+ * beacon is answered like a counted one, so a bot learns nothing; every outcome is counted in {@link BeaconOutcomes}.
+ * One per event loop; the client limits and the outcomes are the gateway's.
  */
 public final class BeaconFilter {
   // header names hashed once, not per beacon
@@ -28,51 +24,46 @@ public final class BeaconFilter {
 
   private final UserAgentVerdicts userAgents;
   private final ClientLimits clients;
-  private final Map<String, Map<DropReason, Counter>> dropped = new HashMap<>();
+  private final BeaconOutcomes outcomes;
 
   /** {@code classifier}: the executor of the user agents the quick check cannot decide. */
-  public BeaconFilter(WorkerExecutor classifier, ClientLimits clients, GatewayConfig config, MeterRegistry registry) {
+  public BeaconFilter(WorkerExecutor classifier, ClientLimits clients, BeaconOutcomes outcomes, GatewayConfig config) {
     this.userAgents = new UserAgentVerdicts(classifier, new CrawlerDetector(config.getBeacon().getBotPatterns()),
       config.getMemoryBounds().userAgentCacheBytes());
     this.clients = clients;
-    for (NamespaceOptions namespace : config.getNamespaces().values()) {
-      if (!namespace.isPublic()) {
-        continue;
-      }
-      // registered up front, so each series reads 0 before its first drop and alerts can be written against it
-      Map<DropReason, Counter> counters = new EnumMap<>(DropReason.class);
-      for (DropReason reason : DropReason.values()) {
-        counters.put(reason, Counter.builder("gateway.beacons.dropped")
-          .description("valid beacons answered but not counted: bots, headless browsers, Do-Not-Track, Global Privacy "
-            + "Control, per-client limits, a saturated filter")
-          .tags("namespace", namespace.getName(), "reason", reason.label).register(registry));
-      }
-      dropped.put(namespace.getName(), counters);
-    }
+    this.outcomes = outcomes;
   }
 
   /**
-   * Null when the beacon of {@code id} from {@code client} (the client's address as the gateway sees it,
-   * {@code ClientAddress}) is to be counted, else why not; the drop is already counted in the metric.
+   * What becomes of the beacon {@code increment} from {@code client} (the client's address as the gateway sees it,
+   * {@code ClientAddress}); {@code folded}: why its id is already a reserved one, or null. A drop is already counted in
+   * the outcomes; a beacon to be counted is counted there by {@link #counted} once the write path took it.
    */
-  public Future<DropReason> check(NamespaceOptions namespace, MultiMap headers, String client, String id) {
+  public Future<BeaconVerdict> check(NamespaceOptions namespace, MultiMap headers, String client, Increment increment,
+                                     FoldReason folded) {
     DropReason privacy = privacySignal(namespace, headers);
     if (privacy != null) {
-      return Future.succeededFuture(count(namespace, privacy));
+      return Future.succeededFuture(drop(namespace, increment, privacy));
     }
-    DropReason limited = clients.check(namespace, client, id);
+    DropReason limited = clients.check(namespace, client, increment.key().id());
     if (limited != null) {
-      return Future.succeededFuture(count(namespace, limited));
+      return Future.succeededFuture(drop(namespace, increment, limited));
     }
+    BeaconVerdict counted = BeaconVerdict.counted(increment, folded);
     if (!namespace.isDropBots()) {
-      return Future.succeededFuture();
+      return Future.succeededFuture(counted);
     }
     Future<DropReason> verdict = userAgents.classify(headers.get(USER_AGENT));
-    if (verdict.succeeded()) {
+    if (verdict.succeeded() && verdict.result() == null) {
       // the usual case, a verdict from the cache: no second future
-      return verdict.result() == null ? verdict : Future.succeededFuture(count(namespace, verdict.result()));
+      return Future.succeededFuture(counted);
     }
-    return verdict.map(reason -> reason == null ? null : count(namespace, reason));
+    return verdict.map(reason -> reason == null ? counted : drop(namespace, increment, reason));
+  }
+
+  /** A beacon the write path took: counted in the outcomes. */
+  public void counted(NamespaceOptions namespace, BeaconVerdict verdict) {
+    outcomes.counted(namespace, verdict.folded());
   }
 
   private static DropReason privacySignal(NamespaceOptions namespace, MultiMap headers) {
@@ -85,11 +76,8 @@ public final class BeaconFilter {
     return null;
   }
 
-  private DropReason count(NamespaceOptions namespace, DropReason reason) {
-    Map<DropReason, Counter> counters = dropped.get(namespace.getName());
-    if (counters != null) {
-      counters.get(reason).increment();
-    }
-    return reason;
+  private BeaconVerdict drop(NamespaceOptions namespace, Increment increment, DropReason reason) {
+    outcomes.dropped(namespace, reason);
+    return BeaconVerdict.dropped(increment, reason);
   }
 }

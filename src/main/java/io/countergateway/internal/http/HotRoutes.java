@@ -57,7 +57,8 @@ final class HotRoutes implements Handler<HttpServerRequest> {
   private static final CharSequence ALLOW_CREDENTIALS = HttpHeaders.createOptimized("Access-Control-Allow-Credentials");
   private static final CharSequence TRUE = HttpHeaders.createOptimized("true");
   private static final CharSequence EXPOSE_HEADERS = HttpHeaders.createOptimized("Access-Control-Expose-Headers");
-  private static final CharSequence EXPOSED = HttpHeaders.createOptimized(IncrementRoutes.DROPPED_HEADER);
+  private static final CharSequence EXPOSED = HttpHeaders.createOptimized(IncrementRoutes.DROPPED_HEADER + ", "
+    + IncrementRoutes.FOLDED_HEADER);
   private static final String GIF_QUERY = "format=gif";
 
   private final Router router;
@@ -186,7 +187,7 @@ final class HotRoutes implements Handler<HttpServerRequest> {
       response.putHeader(ALLOW_ORIGIN, origin).putHeader(ALLOW_CREDENTIALS, TRUE).putHeader(EXPOSE_HEADERS, EXPOSED);
     }
     meters.recordWhenEnded(response, BEACON_ROUTE, HttpMethod.GET);
-    writes.takeBeacon(namespace, increment, request);
+    writes.takeBeacon(namespace, increment, null, request);
     return true;
   }
 

@@ -8,6 +8,7 @@ import io.countergateway.config.AuthOptions.Right;
 import io.countergateway.config.HttpOptions;
 import io.countergateway.config.ManagementOptions;
 import io.countergateway.internal.beacon.BeaconFilter;
+import io.countergateway.internal.beacon.BeaconOutcomes;
 import io.countergateway.internal.beacon.ClientLimits;
 import io.countergateway.internal.metrics.HttpRouteMeters;
 import io.countergateway.internal.metrics.PrometheusScrape;
@@ -110,7 +111,9 @@ public final class HttpApi {
         services.config().getLimits().getClientsPerNetwork(), System::nanoTime));
     WorkerExecutor classifier = vertx.createSharedWorkerExecutor(CLASSIFIER_POOL, 1);
     IncrementRoutes increments = new IncrementRoutes(services.config(), services.rules(), writes,
-      new BeaconFilter(classifier, clients, services.config(), services.registry()), uniques, bodies);
+      new BeaconFilter(classifier, clients,
+        services.state().shared(BeaconOutcomes.class, () -> new BeaconOutcomes(services.config(), services.registry())),
+        services.config()), uniques, bodies);
     ReadRoutes reads = new ReadRoutes(client, services.config());
 
     LiveTokens tokens = liveTokens(vertx, services);
@@ -220,7 +223,8 @@ public final class HttpApi {
    */
   private static Handler<RoutingContext> beaconCors(HttpOptions http) {
     CorsHandler cors = CorsHandler.create().allowedMethod(HttpMethod.GET).allowedMethod(HttpMethod.POST)
-      .allowCredentials(true).maxAgeSeconds(http.getCorsMaxAgeSeconds()).exposedHeader(IncrementRoutes.DROPPED_HEADER);
+      .allowCredentials(true).maxAgeSeconds(http.getCorsMaxAgeSeconds()).exposedHeader(IncrementRoutes.DROPPED_HEADER)
+      .exposedHeader(IncrementRoutes.FOLDED_HEADER);
     http.getCorsOrigins().forEach(cors::addOrigin);
     if (!http.getCorsOrigins().contains("*")) {
       return cors;

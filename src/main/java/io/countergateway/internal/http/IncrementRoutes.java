@@ -1,7 +1,9 @@
 package io.countergateway.internal.http;
 
 import io.countergateway.internal.beacon.BeaconFilter;
+import io.countergateway.internal.beacon.BeaconVerdict;
 import io.countergateway.internal.beacon.DropReason;
+import io.countergateway.internal.beacon.FoldReason;
 import io.countergateway.config.GatewayConfig;
 import io.countergateway.config.NamespaceOptions;
 import io.countergateway.config.TrustedProxies;
@@ -41,6 +43,9 @@ final class IncrementRoutes {
    */
   static final String DROPPED_HEADER = "X-Counter-Dropped";
   private static final CharSequence DROPPED = HttpHeaders.createOptimized(DROPPED_HEADER);
+  /** Names why a counted beacon was counted under a reserved id of its namespace (a {@code FoldReason} label). */
+  static final String FOLDED_HEADER = "X-Counter-Folded";
+  private static final CharSequence FOLDED = HttpHeaders.createOptimized(FOLDED_HEADER);
   /** The smallest transparent GIF (42 bytes), for beacons embedded as images. */
   private static final Buffer PIXEL = Buffer.buffer(Base64.getDecoder().decode("R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7"));
   private static final CharSequence CACHE_CONTROL = HttpHeaders.createOptimized("Cache-Control");
@@ -217,11 +222,11 @@ final class IncrementRoutes {
       return;
     }
     if (HttpApi.isHead(ctx)) {
-      answerBeacon(ctx.request(), "head"); // what the GET would answer, and nothing counted
+      answerBeacon(ctx.request(), "head", null); // what the GET would answer, and nothing counted
       return;
     }
     // a POST's body is read and dropped (never held), within beacon.maxBodyBytes and the body deadline
-    bodies.read(ctx.request(), maxBeaconBodyBytes, false, body -> takeBeacon(namespace, increment, ctx.request()));
+    bodies.read(ctx.request(), maxBeaconBodyBytes, false, body -> takeBeacon(namespace, increment, null, ctx.request()));
   }
 
   /**
@@ -236,39 +241,47 @@ final class IncrementRoutes {
     return rules.beacon(namespace, id);
   }
 
-  /** A valid beacon, from the router or the hot path: filtered, counted unless dropped, answered either way. */
-  void takeBeacon(NamespaceOptions namespace, Increment increment, HttpServerRequest request) {
+  /**
+   * A valid beacon, from the router or the hot path: filtered, counted unless dropped, answered either way.
+   * {@code folded}: why its id is already a reserved one of the namespace, or null.
+   */
+  void takeBeacon(NamespaceOptions namespace, Increment increment, FoldReason folded, HttpServerRequest request) {
     String client = ClientAddress.of(request, trustedProxies);
-    beaconFilter.check(namespace, request.headers(), client, increment.key().id())
-      .onComplete(verdict -> takeFiltered(namespace, increment, request, client, verdict));
+    beaconFilter.check(namespace, request.headers(), client, increment, folded)
+      .onComplete(verdict -> takeFiltered(namespace, request, client, verdict));
   }
 
-  private void takeFiltered(NamespaceOptions namespace, Increment increment, HttpServerRequest request, String client,
-                            AsyncResult<DropReason> verdict) {
+  private void takeFiltered(NamespaceOptions namespace, HttpServerRequest request, String client,
+                            AsyncResult<BeaconVerdict> verdict) {
     // the filter fails closed: a verdict that could not be reached (none can fail today) drops the beacon too
-    if (verdict.failed() || verdict.result() != null) {
+    if (verdict.failed() || !verdict.result().isCounted()) {
       // dropped: the same status, not counted
-      answerBeacon(request, verdict.failed() ? DropReason.FILTER_BUSY.label : verdict.result().label);
+      answerBeacon(request, verdict.failed() ? DropReason.FILTER_BUSY.label : verdict.result().dropped().label, null);
       return;
     }
-    writes.submit(WriteRequest.of(increment, AckMode.ACCEPTED))
-      .onSuccess(answer -> answerTaken(namespace, increment, request, client, answer));
+    BeaconVerdict counted = verdict.result();
+    writes.submit(WriteRequest.of(counted.increment(), AckMode.ACCEPTED))
+      .onSuccess(answer -> answerTaken(namespace, counted, request, client, answer));
   }
 
-  private void answerTaken(NamespaceOptions namespace, Increment increment, HttpServerRequest request, String client,
+  private void answerTaken(NamespaceOptions namespace, BeaconVerdict verdict, HttpServerRequest request, String client,
                            WriteAnswer answer) {
     if (answer.isRefused()) {
       Responses.error(request.response(), answer.refusal());
       return;
     }
+    beaconFilter.counted(namespace, verdict);
     if (uniques != null && namespace.isUnique()) {
-      uniques.record(increment.key(), client, request.getHeader("User-Agent"));
+      uniques.record(verdict.increment().key(), client, request.getHeader("User-Agent"));
     }
-    answerBeacon(request, null);
+    answerBeacon(request, null, verdict.folded());
   }
 
-  /** {@code dropped}: why the beacon was not counted, null when it was. */
-  private static void answerBeacon(HttpServerRequest request, String dropped) {
+  /**
+   * {@code dropped}: why the beacon was not counted, null when it was; {@code folded}: why it was counted under a
+   * reserved id, null when under its own.
+   */
+  private static void answerBeacon(HttpServerRequest request, String dropped, FoldReason folded) {
     HttpServerResponse response = request.response();
     if (response.ended() || response.closed()) {
       return;
@@ -276,6 +289,9 @@ final class IncrementRoutes {
     response.putHeader(CACHE_CONTROL, NO_STORE);
     if (dropped != null) {
       response.putHeader(DROPPED, dropped);
+    }
+    if (folded != null) {
+      response.putHeader(FOLDED, folded.label);
     }
     if (request.query() != null && "gif".equals(request.getParam("format"))) {
       response.setStatusCode(200).putHeader("Content-Type", "image/gif").end(PIXEL);
