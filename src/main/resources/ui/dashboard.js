@@ -22,7 +22,7 @@
   const LABEL_SPACE = 90;
   const numbers = new Intl.NumberFormat('en-US');
   const state = {
-    token: null, namespaces: [], previous: null, chart: null, chartKey: null, xLabels: [],
+    token: null, namespaces: [], gateway: null, previous: null, chart: null, chartKey: null, xLabels: [],
     // the view: what the address says
     view: { ns: null, range: DEFAULT_RANGE, from: null, to: null, ids: [] },
     // the range the shown top list and chart were read for
@@ -90,6 +90,64 @@
 
   const namespaceNamed = name => state.namespaces.find(n => n.name === name);
 
+  // ---- what became of a public namespace's page views ----
+
+  /** Why views were counted under a reserved id instead of their page's. */
+  const FOLDED = {
+    invalid_id: 'page addresses that cannot be stored as sent, counted under (invalid)',
+    client_new_ids: 'new pages from one visitor address past its budget of new pages per hour, counted under (other)',
+    network_new_ids: 'new pages from one network past its budget of new pages per hour, counted under (other)',
+    namespace_new_ids: 'new pages past the namespace\'s budget of new pages per hour, counted under (other)',
+  };
+  /** Why views were not counted at all. */
+  const DROPPED = {
+    rate_limited: 'one client repeating views faster than its rate: not counted, so that nobody can inflate a page',
+    crawler: 'crawlers and bots (ua-parser\'s list)',
+    headless_browser: 'headless or automated browsers (Puppeteer, Playwright, Selenium…)',
+    configured_pattern: 'user agents matching beacon.botPatterns',
+    no_user_agent: 'requests without a User-Agent (every browser sends one)',
+    long_user_agent: 'User-Agents over 512 characters (no browser sends one)',
+    do_not_track: 'visitors asking not to be tracked (DNT: 1), as configured',
+    global_privacy_control: 'visitors sending Global Privacy Control (Sec-GPC: 1), as configured',
+  };
+
+  function reasonItem(n, label, words) {
+    const item = document.createElement('li');
+    item.dataset.reason = label;
+    item.textContent = count(n) + ' ' + (words || label);
+    return item;
+  }
+
+  /** The selected public namespace's views since start: counted, folded and dropped by reason, and what to do. */
+  function showBeacons(namespace, gateway) {
+    const beacons = namespace && namespace.beacons;
+    $('beacons').hidden = !beacons;
+    if (!beacons) {
+      return;
+    }
+    const folded = Object.values(beacons.folded).reduce((a, b) => a + b, 0);
+    const dropped = Object.values(beacons.dropped).reduce((a, b) => a + b, 0);
+    $('beacons-counted').textContent = count(beacons.counted) + ' views counted'
+      + (folded > 0 ? ', ' + count(folded) + ' of them under a reserved id' : '')
+      + (dropped > 0 ? '; ' + count(dropped) + ' not counted' : '; none left out');
+    const items = [];
+    Object.entries(beacons.folded).forEach(([label, n]) => items.push(reasonItem(n, 'folded_' + label, FOLDED[label])));
+    Object.entries(beacons.dropped).forEach(([label, n]) => items.push(reasonItem(n, label, DROPPED[label])));
+    $('beacons-reasons').replaceChildren(...items);
+    const hints = [];
+    const limited = beacons.dropped.rate_limited || 0;
+    if (limited > 0 && beacons.rateLimitedFromOneClient >= limited / 2) {
+      hints.push(count(limited) + ' rate_limited, at least ' + count(beacons.rateLimitedFromOneClient)
+        + ' of them from one address: behind a proxy or load balancer? Set http.trustedProxies to its address, so that '
+        + 'each visitor is told apart by X-Forwarded-For.');
+    }
+    (gateway.untrustedForwarders || []).forEach(peer => hints.push(count(peer.requests) + ' views arrived through '
+      + peer.peer + ' with X-Forwarded-For naming ' + (peer.forwardedClients >= 20 ? '20 or more' : count(peer.forwardedClients))
+      + ' visitors, but it is not in http.trustedProxies: they all count as one visitor address. If it is your proxy, '
+      + 'add it there.'));
+    $('beacons-hints').textContent = hints.join(' ');
+  }
+
   // ---- the view and its address ----
 
   /** The view an address names. */
@@ -149,8 +207,10 @@
     try {
       const overview = await api('/v1/namespaces');
       showHealth(overview.gateway);
+      state.gateway = overview.gateway;
       const first = state.namespaces.length === 0;
       showNamespaces(overview.namespaces, Date.now());
+      showBeacons(namespaceNamed(state.view.ns), overview.gateway);
       if (first) {
         // the first answer tells which namespaces there are: open the one the address names, or the landing one
         const view = viewOf(location.search);
@@ -233,6 +293,7 @@
     $('detail-title').textContent = namespace.name + ' (' + kind(namespace) + ')';
     $('detail-error').textContent = '';
     $('windowed').hidden = !namespace.window;
+    showBeacons(namespace, state.gateway || {});
     $('plain').hidden = !!namespace.window;
     document.querySelectorAll('.unique-col').forEach(th => { th.hidden = !namespace.unique; });
     if (namespace.window) {
@@ -285,16 +346,21 @@
       const table = $('top');
       table.dataset.from = r.from;
       table.dataset.to = r.to;
+      let visitorsPending = false;
       table.tBodies[0].replaceChildren(...answer.top.map(entry => {
         const row = document.createElement('tr');
         row.dataset.id = entry.id;
         row.append(cell(entry.id, 'id'), cell(count(entry.total), 'num total'));
         if (namespace.unique) {
-          row.append(cell(count(entry.unique), 'num unique'));
+          // views without a visitor yet: the visitors are merged apart from the counts, a moment later
+          const none = entry.total > 0 && entry.unique === 0;
+          visitorsPending = visitorsPending || none;
+          row.append(cell(none ? '0 *' : count(entry.unique), 'num unique'));
         }
         row.addEventListener('click', () => go({ ...state.view, ids: [entry.id] }, 'push'));
         return row;
       }));
+      showUniqueNote(namespace, visitorsPending);
       table.dataset.loaded = 'true';
       table.dataset.refreshed = String(Date.now());
       // the chart of the counter the address names, else of the first in the list
@@ -307,6 +373,21 @@
         $('detail-error').textContent = e.message;
       }
     }
+  }
+
+  /** Why a page with views may show 0 visitors: the merge a moment after the count, or visitors left out (and why). */
+  function showUniqueNote(namespace, visitorsPending) {
+    const leftOut = (state.gateway && state.gateway.uniquesLeftOut) || {};
+    const reasons = Object.entries(leftOut).map(([reason, n]) => count(n) + ' ' + ({
+      full: 'while the gateway held as many pages\' visitors as its memory allows',
+      no_salt: 'while the database could not give the day\'s salt',
+    }[reason] || reason));
+    const note = $('unique-note');
+    note.hidden = !namespace.unique || (!visitorsPending && reasons.length === 0);
+    note.textContent = (visitorsPending ? '* Views without a visitor: visitors come from page-view beacons only, not '
+      + 'from increments sent through the API, and are merged a moment after their views (every '
+      + 'uniques.flushInterval), so a page seen in the last seconds may show none yet. ' : '')
+      + (reasons.length > 0 ? 'Counted views left out of the visitor counts since start: ' + reasons.join('; ') + '.' : '');
   }
 
   /** Tick positions of the time axis: bucket starts, every {@code stride}-th one, so that labels never crowd. */

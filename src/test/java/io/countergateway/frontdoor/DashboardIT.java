@@ -73,7 +73,8 @@ class DashboardIT {
     config.getJsonObject("namespaces").put("views", new JsonObject().put("slots", 4).put("public", true)
       .put("unique", true).put("window", new JsonObject().put("bucket", "hour").put("retention", "2d")))
       .put("daily", new JsonObject().put("slots", 4).put("window", new JsonObject().put("bucket", "day")
-        .put("retention", "30d")));
+        .put("retention", "30d")))
+      .put("site", new JsonObject().put("slots", 4).put("public", true));
     config.put("uniques", new JsonObject().put("flushInterval", "100ms"));
     fixture = GatewayFixture.start(config);
     base = "http://127.0.0.1:" + fixture.gateway.port();
@@ -195,8 +196,12 @@ class DashboardIT {
       WebElement row = rows.get(i);
       assertThat(row.getDomAttribute("data-id")).isEqualTo(entry.getString("id"));
       assertThat(row.findElement(By.cssSelector(".total")).getText()).isEqualTo(grouped(entry.getLong("total")));
-      assertThat(row.findElement(By.cssSelector(".unique")).getText()).isEqualTo(grouped(entry.getLong("unique")));
+      // views without a visitor (counted through the API, not by beacons) are marked, and the note says why
+      boolean withoutVisitor = entry.getLong("total") > 0 && entry.getLong("unique") == 0;
+      assertThat(row.findElement(By.cssSelector(".unique")).getText())
+        .isEqualTo(withoutVisitor ? "0 *" : grouped(entry.getLong("unique")));
     }
+    assertThat(chromium.browser.findElement(By.id("unique-note")).getText()).contains("beacons only");
     assertThat(rows.get(0).findElement(By.cssSelector(".total")).getText()).as("thousands separators").isEqualTo("250,000");
 
     rows.stream().filter(row -> "home".equals(row.getDomAttribute("data-id"))).findFirst().orElseThrow().click();
@@ -415,6 +420,37 @@ class DashboardIT {
     chromium.browser.manage().window().setSize(new Dimension(1280, 1100));
     screenshot("dashboard-days.png");
     chromium.browser.manage().window().setSize(new Dimension(1280, 900));
+  }
+
+  @Test
+  @DisplayName("a public namespace shows its views counted and not counted by reason, as the API answers, and names a proxy that is not trusted")
+  void whatBecameOfTheViews() {
+    String browser = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36";
+    List<Future<?>> sent = new ArrayList<>();
+    for (int i = 0; i < 24; i++) {
+      // a reverse proxy the configuration does not name: every visitor behind it is one client
+      sent.add(fixture.http.get("/v1/beacon/site/%2Fbehind-proxy").putHeader("User-Agent", browser)
+        .putHeader("X-Forwarded-For", "203.0.113." + (i + 1)).send());
+    }
+    for (int i = 0; i < 5; i++) {
+      sent.add(fixture.http.get("/v1/beacon/site/%2Fcrawled").putHeader("User-Agent",
+        "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)").send());
+    }
+    await(Future.all(sent));
+    JsonObject beacons = api("/v1/namespaces").getJsonArray("namespaces").stream().map(JsonObject.class::cast)
+      .filter(namespace -> namespace.getString("name").equals("site")).findFirst().orElseThrow().getJsonObject("beacons");
+    assertThat(beacons.getLong("counted")).isEqualTo(24);
+    assertThat(beacons.getJsonObject("dropped").getLong("crawler")).isEqualTo(5);
+
+    open("site");
+    WebElement block = waiting().until(driver -> driver.findElement(By.id("beacons")).isDisplayed()
+      ? driver.findElement(By.id("beacons")) : null);
+    waiting().until(driver -> driver.findElement(By.id("beacons-counted")).getText().startsWith("24 views counted"));
+    assertThat(block.findElement(By.cssSelector("#beacons-reasons li[data-reason='crawler']")).getText())
+      .startsWith("5 crawlers");
+    assertThat(block.findElement(By.id("beacons-hints")).getText())
+      .contains("127.0.0.1").contains("20 or more visitors").contains("http.trustedProxies");
+    assertThat(chromium.consoleErrors()).as("console errors").isEmpty();
   }
 
   private void screenshot(String name) throws IOException {

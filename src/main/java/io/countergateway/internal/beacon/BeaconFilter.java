@@ -43,11 +43,11 @@ public final class BeaconFilter {
                                      FoldReason folded) {
     DropReason privacy = privacySignal(namespace, headers);
     if (privacy != null) {
-      return Future.succeededFuture(drop(namespace, increment, privacy));
+      return Future.succeededFuture(drop(namespace, increment, privacy, client));
     }
     DropReason limited = clients.check(namespace, client, increment.key().id());
     if (limited != null) {
-      return Future.succeededFuture(drop(namespace, increment, limited));
+      return Future.succeededFuture(drop(namespace, increment, limited, client));
     }
     BeaconVerdict counted = BeaconVerdict.counted(increment, folded);
     if (!namespace.isDropBots()) {
@@ -58,7 +58,7 @@ public final class BeaconFilter {
       // the usual case, a verdict from the cache: no second future
       return Future.succeededFuture(counted);
     }
-    return verdict.map(reason -> reason == null ? counted : drop(namespace, increment, reason));
+    return verdict.map(reason -> reason == null ? counted : drop(namespace, increment, reason, client));
   }
 
   /** A beacon the write path took: counted in the outcomes. */
@@ -76,8 +76,8 @@ public final class BeaconFilter {
     return null;
   }
 
-  private BeaconVerdict drop(NamespaceOptions namespace, Increment increment, DropReason reason) {
-    outcomes.dropped(namespace, reason);
+  private BeaconVerdict drop(NamespaceOptions namespace, Increment increment, DropReason reason, String client) {
+    outcomes.dropped(namespace, reason, client);
     return BeaconVerdict.dropped(increment, reason);
   }
 }

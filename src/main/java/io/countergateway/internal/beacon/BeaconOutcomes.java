@@ -40,11 +40,14 @@ public final class BeaconOutcomes {
     }
   }
 
-  /** A beacon answered but not counted, for {@code reason}. */
-  public void dropped(NamespaceOptions namespace, DropReason reason) {
+  /** A beacon from {@code client} (its address) answered but not counted, for {@code reason}. */
+  public void dropped(NamespaceOptions namespace, DropReason reason, String client) {
     Outcomes outcomes = byNamespace.get(namespace.getName());
     if (outcomes != null) {
       outcomes.dropped.get(reason).increment();
+      if (reason == DropReason.RATE_LIMITED) {
+        outcomes.rateLimitedClients.add(client == null ? 0 : client.hashCode());
+      }
     }
   }
 
@@ -61,7 +64,8 @@ public final class BeaconOutcomes {
     outcomes.folded.forEach((reason, counter) -> putCount(folded, reason.label, counter));
     JsonObject dropped = new JsonObject();
     outcomes.dropped.forEach((reason, counter) -> putCount(dropped, reason.label, counter));
-    return new JsonObject().put("counted", (long) outcomes.counted.count()).put("folded", folded).put("dropped", dropped);
+    return new JsonObject().put("counted", (long) outcomes.counted.count()).put("folded", folded).put("dropped", dropped)
+      .put("rateLimitedFromOneClient", outcomes.rateLimitedClients.top());
   }
 
   private static void putCount(JsonObject json, String label, Counter counter) {
@@ -72,6 +76,7 @@ public final class BeaconOutcomes {
   }
 
   private static final class Outcomes {
+    final HeavyHitter rateLimitedClients = new HeavyHitter();
     final Counter counted;
     final Map<FoldReason, Counter> folded = new EnumMap<>(FoldReason.class);
     final Map<DropReason, Counter> dropped = new EnumMap<>(DropReason.class);
@@ -91,6 +96,48 @@ public final class BeaconOutcomes {
             + "Control, a client repeating views past its rate")
           .tags("namespace", namespace, "reason", reason.label).register(registry));
       }
+    }
+  }
+
+  /**
+   * The one client that most of a namespace's {@code rate_limited} drops came from, by the Misra–Gries summary of
+   * {@value #SLOTS} counters over hashes of addresses: a client with more than a {@value #SLOTS}th of the drops is held,
+   * its count low by at most that share. What a site owner needs to tell a proxy or an office behind one address from
+   * a crowd of clients; no address is kept, only its hash.
+   */
+  private static final class HeavyHitter {
+    private static final int SLOTS = 8;
+    private final int[] keys = new int[SLOTS];
+    private final long[] counts = new long[SLOTS];
+
+    synchronized void add(int key) {
+      int free = -1;
+      for (int i = 0; i < SLOTS; i++) {
+        if (counts[i] > 0 && keys[i] == key) {
+          counts[i]++;
+          return;
+        }
+        if (counts[i] == 0 && free < 0) {
+          free = i;
+        }
+      }
+      if (free >= 0) {
+        keys[free] = key;
+        counts[free] = 1;
+        return;
+      }
+      for (int i = 0; i < SLOTS; i++) {
+        counts[i]--;
+      }
+    }
+
+    /** The largest count held (a lower bound of the top client's drops), 0 when none. */
+    synchronized long top() {
+      long top = 0;
+      for (long count : counts) {
+        top = Math.max(top, count);
+      }
+      return top;
     }
   }
 }

@@ -1,6 +1,7 @@
 package io.countergateway.internal.http;
 
 import io.countergateway.config.TrustedProxies;
+import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.net.SocketAddress;
 
@@ -11,6 +12,8 @@ import io.vertx.core.net.SocketAddress;
  * {@code X-Forwarded-For} it likes, and it ends up on the left).
  */
 final class ClientAddress {
+  private static final CharSequence X_FORWARDED_FOR = HttpHeaders.createOptimized("X-Forwarded-For");
+
   private ClientAddress() {
   }
 
@@ -33,5 +36,21 @@ final class ClientAddress {
       }
     }
     return client;
+  }
+
+  /**
+   * Tells {@code peers} of a request that carries {@code X-Forwarded-For} from a peer that is not a trusted proxy (the
+   * header is then ignored: see {@link #of}).
+   */
+  static void untrustedForwarder(HttpServerRequest request, TrustedProxies trusted, ForwardedPeers peers) {
+    String forwarded = request.headers().get(X_FORWARDED_FOR);
+    if (forwarded == null) {
+      return;
+    }
+    SocketAddress remote = request.remoteAddress();
+    String peer = remote == null ? "" : remote.hostAddress();
+    if (trusted.isEmpty() || !trusted.contains(peer)) {
+      peers.seen(peer, forwarded);
+    }
   }
 }

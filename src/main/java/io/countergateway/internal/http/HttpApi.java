@@ -112,8 +112,8 @@ public final class HttpApi {
     WorkerExecutor classifier = vertx.createSharedWorkerExecutor(CLASSIFIER_POOL, 1);
     IncrementRoutes increments = new IncrementRoutes(services.config(), services.rules(), writes,
       new BeaconFilter(classifier, clients,
-        services.state().shared(BeaconOutcomes.class, () -> new BeaconOutcomes(services.config(), services.registry())),
-        services.config()), uniques, bodies);
+        beaconOutcomes(services), services.config()), uniques, bodies,
+      services.state().shared(ForwardedPeers.class, ForwardedPeers::new));
     ReadRoutes reads = new ReadRoutes(client, services.config());
 
     LiveTokens tokens = liveTokens(vertx, services);
@@ -146,7 +146,8 @@ public final class HttpApi {
     router.delete("/v1/counters/:type/:id").handler(BearerAuth.require(vertx, tokens, Right.ADMIN)).handler(crossSite)
       .handler(QueryParameters.only(vertx)).handler(reads::reset);
 
-    OverviewRoutes overview = new OverviewRoutes(services.config(), services.state(), services.registry());
+    OverviewRoutes overview = new OverviewRoutes(services.config(), services.state(), services.registry(),
+      beaconOutcomes(services), services.state().shared(ForwardedPeers.class, ForwardedPeers::new));
     // what the namespaces took is a read too: with tokens configured it needs the read right (the dashboard asks)
     router.get("/v1/namespaces").handler(BearerAuth.requireRead(vertx, tokens, services.config()))
       .handler(QueryParameters.only(vertx)).handler(overview::namespaces);
@@ -221,6 +222,10 @@ public final class HttpApi {
    * credentialed request unless it names the page's exact origin and allows credentials: so the origin is echoed
    * (every valid one when corsOrigins is '*'), and preflights allow whatever headers the browser asks for.
    */
+  private static BeaconOutcomes beaconOutcomes(GatewayServices services) {
+    return services.state().shared(BeaconOutcomes.class, () -> new BeaconOutcomes(services.config(), services.registry()));
+  }
+
   private static Handler<RoutingContext> beaconCors(HttpOptions http) {
     CorsHandler cors = CorsHandler.create().allowedMethod(HttpMethod.GET).allowedMethod(HttpMethod.POST)
       .allowCredentials(true).maxAgeSeconds(http.getCorsMaxAgeSeconds()).exposedHeader(IncrementRoutes.DROPPED_HEADER)

@@ -56,6 +56,7 @@ final class IncrementRoutes {
   /** Null when no namespace counts unique visitors. */
   private final UniqueVisitors uniques;
   private final TrustedProxies trustedProxies;
+  private final ForwardedPeers forwardedPeers;
   private final IncrementRules rules;
   private final int maxBatchIncrements;
   private final BodyReader bodies;
@@ -63,11 +64,12 @@ final class IncrementRoutes {
   private final long maxBeaconBodyBytes;
 
   IncrementRoutes(GatewayConfig config, IncrementRules rules, WritePath writes, BeaconFilter beaconFilter,
-                  UniqueVisitors uniques, BodyReader bodies) {
+                  UniqueVisitors uniques, BodyReader bodies, ForwardedPeers forwardedPeers) {
     this.writes = writes;
     this.beaconFilter = beaconFilter;
     this.uniques = uniques;
     this.trustedProxies = config.getHttp().getTrustedProxies();
+    this.forwardedPeers = forwardedPeers;
     this.rules = rules;
     this.maxBatchIncrements = config.getLimits().getMaxBatchIncrements();
     this.bodies = bodies;
@@ -247,6 +249,7 @@ final class IncrementRoutes {
    */
   void takeBeacon(NamespaceOptions namespace, Increment increment, FoldReason folded, HttpServerRequest request) {
     String client = ClientAddress.of(request, trustedProxies);
+    ClientAddress.untrustedForwarder(request, trustedProxies, forwardedPeers);
     beaconFilter.check(namespace, request.headers(), client, increment, folded)
       .onComplete(verdict -> takeFiltered(namespace, request, client, verdict));
   }
