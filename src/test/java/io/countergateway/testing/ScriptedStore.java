@@ -5,6 +5,7 @@ import io.countergateway.internal.store.FlushId;
 import io.countergateway.internal.store.FlushRow;
 import io.countergateway.internal.store.FlushSourceClosedException;
 import io.countergateway.internal.store.FlushSourceRow;
+import io.countergateway.internal.store.StatementNotSentException;
 import io.countergateway.internal.model.CounterKey;
 import io.countergateway.internal.store.CounterStore;
 import io.countergateway.internal.store.VoidOutcome;
@@ -24,6 +25,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.Predicate;
+import java.util.function.Supplier;
 
 /**
  * A {@link CounterStore} for the state machines' unit tests: it keeps a table, the flush-id table and the flush-source
@@ -35,7 +37,12 @@ import java.util.function.Predicate;
  */
 public final class ScriptedStore implements CounterStore {
   /** What the next write attempt does; once the script is empty, attempts commit. */
-  public sealed interface Step permits Commit, Fail, CommitThenLoseAnswer, Hold, ReleaseThenFail, Meanwhile {
+  public sealed interface Step permits Commit, Fail, FailBeforeSending, CommitThenLoseAnswer, Hold, ReleaseThenFail,
+    Meanwhile {
+  }
+
+  /** No connection could be had ({@code cause}: refused, unreachable): the statement never leaves the process. */
+  public record FailBeforeSending(Throwable cause) implements Step {
   }
 
   /** {@code meanwhile} happens in the database as this attempt arrives (a prune, say), then the attempt is {@code step}. */
@@ -162,10 +169,34 @@ public final class ScriptedStore implements CounterStore {
     table.put(new CounterKey(type, id), value);
   }
 
+  /** Every attempt's id whose statement left the process (its {@code beforeSend} completed), in order. */
+  public final List<String> sent = new ArrayList<>();
+
+  public static Throwable connectionRefused() {
+    return new java.net.ConnectException("scripted: connection refused");
+  }
+
+  /**
+   * As the real stores: a step that fails before sending fails with {@link StatementNotSentException} and never calls
+   * {@code beforeSend}; every other step waits for it first (and fails as not sent if it fails).
+   */
   @Override
-  public Future<WriteOutcome> write(Flush flush) {
+  public Future<WriteOutcome> write(Flush flush, Supplier<Future<Void>> beforeSend) {
     attempts.add(flush);
-    Step step = script.isEmpty() ? new Commit() : script.pollFirst();
+    Step first = script.isEmpty() ? new Commit() : script.pollFirst();
+    if (first instanceof FailBeforeSending notSent) {
+      return Future.failedFuture(new StatementNotSentException(notSent.cause()));
+    }
+    return beforeSend.get().transform(mayGo -> {
+      if (mayGo.failed()) {
+        return Future.failedFuture(new StatementNotSentException(mayGo.cause()));
+      }
+      sent.add(flush.id().toString());
+      return sendStep(flush, first);
+    });
+  }
+
+  private Future<WriteOutcome> sendStep(Flush flush, Step step) {
     if (step instanceof Meanwhile meanwhile) {
       meanwhile.meanwhile().run();
       step = meanwhile.step();

@@ -11,6 +11,7 @@ import org.slf4j.LoggerFactory;
 
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
@@ -87,6 +88,33 @@ final class BoundedPool {
       }
     });
     return answer.future();
+  }
+
+  private static final int WAITING = 0;
+  private static final int SENDING = 1;
+  private static final int OVER = 2;
+
+  /**
+   * One attempt of one statement on a connection of its own: {@code beforeSend} runs on the caller's event loop once
+   * the connection is in hand, and {@code statement} is sent only after it completed and while the attempt is not over.
+   * The attempt fails with {@link StatementNotSentException} when it ended (failed, timed out) before the statement
+   * was sent, which proves the statement never reached the database; a connection that comes later sends nothing.
+   */
+  <T> Future<T> send(Supplier<Future<Void>> beforeSend, Function<SqlConnection, Future<T>> statement) {
+    Context caller = vertx.getOrCreateContext();
+    Thread callerThread = Thread.currentThread();
+    AtomicInteger stage = new AtomicInteger(WAITING);
+    return this.<T>attempt(current -> current.withConnection(conn -> {
+      Promise<Void> mayGo = Promise.promise();
+      if (Thread.currentThread() == callerThread) {
+        beforeSend.get().onComplete(mayGo);
+      } else {
+        caller.runOnContext(v -> beforeSend.get().onComplete(mayGo));
+      }
+      return mayGo.future().compose(v -> stage.compareAndSet(WAITING, SENDING) ? statement.apply(conn)
+        : Future.failedFuture(new IllegalStateException("the attempt ended before its statement was sent")));
+    })).recover(failure -> Future.failedFuture(stage.compareAndSet(WAITING, OVER)
+      ? new StatementNotSentException(failure) : failure));
   }
 
   /**

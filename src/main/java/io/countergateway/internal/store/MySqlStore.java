@@ -80,10 +80,10 @@ final class MySqlStore extends PooledCounterStore {
   }
 
   @Override
-  public Future<WriteOutcome> write(Flush flush) {
+  public Future<WriteOutcome> write(Flush flush, Supplier<Future<Void>> beforeSend) {
     Tuple arguments = Tuple.of(flush.id().toString(), flush.id().source(), flush.id().sequence(),
       MySqlSql.plainRows(flush.rows()), MySqlSql.windowRows(flush.rows()));
-    return bounded(pool -> pool.preparedQuery(sql.writeFlush).execute(arguments).map(WriteOutcome.COMMITTED)
+    return sent(beforeSend, conn -> conn.preparedQuery(sql.writeFlush).execute(arguments).map(WriteOutcome.COMMITTED)
       .recover(failure -> outcomeOf(flush, failure)));
   }
 

@@ -6,6 +6,7 @@ import io.vertx.core.Vertx;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.RowSet;
+import io.vertx.sqlclient.SqlConnection;
 import io.vertx.sqlclient.Tuple;
 
 
@@ -38,6 +39,11 @@ abstract class PooledCounterStore implements CounterStore {
 
   protected <T> Future<T> bounded(Function<Pool, Future<T>> attempt) {
     return pools.attempt(attempt);
+  }
+
+  /** A bounded attempt of one statement that leaves the process only once {@code beforeSend} completed. */
+  protected <T> Future<T> sent(Supplier<Future<Void>> beforeSend, Function<SqlConnection, Future<T>> statement) {
+    return pools.send(beforeSend, statement);
   }
 
   /** A flush refused by its statement or procedure because its source is closed or has no row ({@code detail}: why). */

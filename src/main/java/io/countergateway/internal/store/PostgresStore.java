@@ -73,22 +73,22 @@ final class PostgresStore extends PooledCounterStore {
   }
 
   @Override
-  public Future<WriteOutcome> write(Flush flush) {
+  public Future<WriteOutcome> write(Flush flush, Supplier<Future<Void>> beforeSend) {
     if (flush.rows().stream().anyMatch(FlushRow::windowed)) {
-      return writeWindowed(flush);
+      return writeWindowed(flush, beforeSend);
     }
     Tuple arguments = PostgresSql.rowArrays(flush.rows());
     addId(arguments, flush.id());
-    return bounded(pool -> pool.preparedQuery(sql.upsertFlush).execute(arguments)
+    return sent(beforeSend, conn -> conn.preparedQuery(sql.upsertFlush).execute(arguments)
       .map(result -> result.rowCount() == 0 ? WriteOutcome.ALREADY_COMMITTED : WriteOutcome.COMMITTED))
       .recover(failure -> Future.failedFuture(sourceClosed(flush, failure)));
   }
 
   /** The same one statement and flush id, over both tables; its answer row says whether the flush id was new. */
-  private Future<WriteOutcome> writeWindowed(Flush flush) {
+  private Future<WriteOutcome> writeWindowed(Flush flush, Supplier<Future<Void>> beforeSend) {
     Tuple arguments = PostgresSql.plainAndWindowedArrays(flush.rows());
     addId(arguments, flush.id());
-    return bounded(pool -> pool.preparedQuery(sql.upsertWindowedFlush).execute(arguments)
+    return sent(beforeSend, conn -> conn.preparedQuery(sql.upsertWindowedFlush).execute(arguments)
       .map(result -> result.iterator().next().getLong(0) == 0 ? WriteOutcome.ALREADY_COMMITTED : WriteOutcome.COMMITTED))
       .recover(failure -> Future.failedFuture(sourceClosed(flush, failure)));
   }

@@ -304,7 +304,7 @@ public final class Coalescer {
       flights.add(flight);
       inFlight++;
       countersInFlight += flush.rows().size();
-      writer.writeReplayed(flush).onComplete(settled -> {
+      writer.writeReplayed(flush, !recovered.neverSent().contains(flush.id())).onComplete(settled -> {
         if (settled.result()) {
           flights.remove(flight);
         }

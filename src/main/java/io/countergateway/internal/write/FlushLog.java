@@ -26,6 +26,16 @@ interface FlushLog {
    */
   Future<Void> replaced(Flush parent, List<Flush> children);
 
+  /**
+   * A statement of flush {@code id} is about to leave the process, its connection in hand: completes once the journal
+   * no longer says that none of its attempts did (at once unless it said so). Fails when that cannot be recorded:
+   * the statement is then not sent.
+   */
+  Future<Void> beforeSend(FlushId id);
+
+  /** An attempt of flush {@code id} failed before its statement left the process (see {@code Journal#notSent}). */
+  void notSent(FlushId id);
+
   /** The flush formed under {@code formed} (and every flush that replaced it) is answered for good. */
   void settled(FlushId formed);
 
@@ -48,6 +58,15 @@ interface FlushLog {
     @Override
     public Future<Void> replaced(Flush parent, List<Flush> children) {
       return Future.succeededFuture();
+    }
+
+    @Override
+    public Future<Void> beforeSend(FlushId id) {
+      return Future.succeededFuture();
+    }
+
+    @Override
+    public void notSent(FlushId id) {
     }
 
     @Override

@@ -42,10 +42,11 @@ import java.util.function.LongSupplier;
  *   reads them once ({@link #found}): a flush whose id is there had committed; every other one is proven never
  *   committed and goes on under the live source, with a new id recorded in the journal before its first attempt
  *   ({@link FlushLog#replaced}). A closed live source is replaced by a fresh one at once.</li>
- *   <li>A source without a row was closed and deleted (a gateway down longer than two retentions): a flush of an
- *   earlier run (a journal replay) or one that had an attempt of unknown outcome can no longer be resolved, and is
- *   <b>outcome unknown</b>: reported, never written again. Any other flush of a live source had no such attempt, so it
- *   committed nowhere and goes on under the live source.</li>
+ *   <li>A source without a row was closed and deleted (a gateway down longer than two retentions): a flush one of
+ *   whose statements was sent and lost its answer — in this run, or for a journal replay in an earlier one, as the
+ *   journal's records say — can no longer be resolved, and is <b>outcome unknown</b>: reported, never written again.
+ *   Any other flush never reached the database or was refused whole, so it committed nowhere and goes on under the
+ *   live source.</li>
  *   <li>A source's row is deleted by this class only once every flush of it is settled (or went on under a live
  *   source) and the journal has forced its record of that ({@link FlushLog#force}): at a graceful stop for the live
  *   sources, after the replay for the sources of an earlier run, once resolved for a closed one. A late copy of one
@@ -79,8 +80,11 @@ final class FlushSources {
   enum Attempt {
     /** Its id is in the table now (committed, found committed, or voided): it may go once the fence passes it. */
     WRITTEN,
-    /** No answer: it may have committed. */
+    /** Sent, and no answer: it may have committed. */
     AMBIGUOUS,
+    /** The statement never left the process (no connection, see {@code StatementNotSentException}): nothing of it
+     * can commit, now or later. */
+    NOT_SENT,
     /** The statement failed whole (a refused value, a lock conflict, a closed source): nothing of it committed. */
     FAILED
   }
@@ -95,7 +99,7 @@ final class FlushSources {
     final TreeSet<Long> open = new TreeSet<>();
     long highest = -1;
     final TreeMap<Long, List<String>> settledIds = new TreeMap<>();
-    /** Open sequences with an attempt of unknown outcome. */
+    /** Open sequences with a statement sent whose answer was lost (a replayed flush's: possibly in an earlier run). */
     final Set<Long> ambiguous = new HashSet<>();
     long lastAdvance;
     /** An advance is due or in flight: no attempt of the source starts until it ends. */
@@ -179,12 +183,16 @@ final class FlushSources {
 
   /**
    * A flush of an earlier run that a journal replay writes again: its source is inherited (its row is never created
-   * here), and is deleted once its last such flush is settled and durably recorded so.
+   * here), and is deleted once its last such flush is settled and durably recorded so. {@code mayHaveBeenSent}: the
+   * journal does not say that none of its attempts left the process (class comment, 4).
    */
-  void inherit(FlushId id) {
+  void inherit(FlushId id, boolean mayHaveBeenSent) {
     Source source = sources.computeIfAbsent(id.source(), name -> new Source(name, true, millis.getAsLong()));
     if (source.inherited) {
       source.replaying++;
+      if (mayHaveBeenSent) {
+        source.ambiguous.add(id.sequence());
+      }
     }
   }
 
@@ -227,7 +235,7 @@ final class FlushSources {
       if (row.committed().contains(flush.id())) {
         return new Route(Route.Kind.COMMITTED, null);
       }
-      if (row.missing() && (source.inherited || source.ambiguous.contains(flush.id().sequence()))) {
+      if (row.missing() && source.ambiguous.contains(flush.id().sequence())) {
         return new Route(Route.Kind.UNKNOWN, null);
       }
       FlushId target = source.rerouted.computeIfAbsent(flush.id(), old -> nextId());
@@ -271,14 +279,15 @@ final class FlushSources {
   private void report(Source source, FlushSourceRow row) {
     int open = source.inherited ? source.replaying : source.open.size();
     if (row.missing()) {
-      long unknown = source.inherited ? open : source.ambiguous.size();
+      long unknown = source.ambiguous.size();
       LOG.atError().addKeyValue("event", "flush_source_gone").addKeyValue("source", source.name)
         .addKeyValue("flushes_open", open).addKeyValue("flushes_outcome_unknown", unknown)
         .log("flush source {} has no row any more (closed as dead, then deleted a retention later): {} of its {} open "
             + "flushes can no longer be resolved and are outcome unknown (never written again{}); the others go on "
             + "under {}", source.name, unknown, open,
           source.inherited ? ", their increments may be lost: the gateway was down longer than twice "
-            + "batching.flushIdRetention" : "; their requests get 504", live.name);
+            + "batching.flushIdRetention with flushes sent whose answer it never got" : "; their requests get 504",
+          live.name);
     } else {
       LOG.atWarn().addKeyValue("event", "flush_source_closed").addKeyValue("source", source.name)
         .addKeyValue("flushes_open", open).addKeyValue("ids_committed", row.committed().size())
@@ -308,14 +317,18 @@ final class FlushSources {
   /** The attempt {@link #beforeAttempt} let go has its answer (or gave up waiting for one). */
   void attemptEnded(Flush target, Attempt outcome) {
     Source source = sources.get(target.id().source());
-    if (source == null || source.inherited) {
+    if (source == null) {
       return;
     }
     long sequence = target.id().sequence();
+    if (outcome == Attempt.AMBIGUOUS) {
+      source.ambiguous.add(sequence);
+    }
+    if (source.inherited) {
+      return;
+    }
     if (outcome == Attempt.WRITTEN && source.row == null) {
       source.settledIds.computeIfAbsent(sequence, s -> new ArrayList<>()).add(target.id().toString());
-    } else if (outcome == Attempt.AMBIGUOUS) {
-      source.ambiguous.add(sequence);
     }
     if (source.attempts > 0) {
       source.attempts--;

@@ -9,6 +9,7 @@ import io.countergateway.internal.store.FlushId;
 import io.countergateway.internal.store.FlushRow;
 import io.countergateway.internal.store.FlushSourceClosedException;
 import io.countergateway.internal.store.FlushStatements;
+import io.countergateway.internal.store.StatementNotSentException;
 import io.countergateway.internal.store.VoidOutcome;
 import io.countergateway.internal.store.WriteOutcome;
 import io.micrometer.core.instrument.Counter;
@@ -31,6 +32,7 @@ import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
 import java.util.stream.Stream;
 
@@ -54,6 +56,12 @@ import java.util.stream.Stream;
  * listed — is an outage: the same flush (same id, same counters and deltas) is retried with backoff until it lands,
  * and its id makes the retry a no-op if an earlier attempt had committed. A retry may move the rows to other slots, so
  * it does not queue behind a row lock that a dead writer still holds; the id is what deduplicates.
+ *
+ * <p>An attempt ends <b>not sent</b> (no connection could be had: the statement never left the process), <b>sent
+ * with its answer lost</b>, <b>refused</b> whole, or <b>written</b> ({@link FlushSources.Attempt}). Only the second
+ * can have committed unseen, so only such a flush can end as outcome unknown when its source is gone. The journal
+ * keeps the difference across a crash: it records a failure before sending when no statement of the flush ever left
+ * ({@link FlushLog#notSent}), and then, before the next statement leaves, that it may ({@link FlushLog#beforeSend}).
  */
 final class FlushWriter {
   private static final Logger LOG = LoggerFactory.getLogger(FlushWriter.class);
@@ -153,10 +161,11 @@ final class FlushWriter {
    * A flush a journal replay carried over, written again under its own id (no request waits for it); its source is an
    * earlier run's. An id already there means committed, or voided by a split that a crash cut between the void and
    * the journal's record of the halves: the void tells them apart, and a voided flush is split again, under the same
-   * half ids, instead of passing for committed.
+   * half ids, instead of passing for committed. {@code mayHaveBeenSent}: the journal does not say that none of its
+   * attempts left the process; one that never did is written again under the live source should its source be gone.
    */
-  Future<Boolean> writeReplayed(Flush flush) {
-    sources.inherit(flush.id());
+  Future<Boolean> writeReplayed(Flush flush, boolean mayHaveBeenSent) {
+    sources.inherit(flush.id(), mayHaveBeenSent);
     Write write = new Write(flush, true, nanoClock.getAsLong());
     Promise<Void> done = Promise.promise();
     attempt(write, flush, List.of(), 0, done);
@@ -252,9 +261,17 @@ final class FlushWriter {
           () -> attempt(write, target, acks, attemptNo + 1, done));
         return;
       }
-      sources.beforeAttempt(target).onComplete(mayGo -> onLoop(store.write(target)).onComplete(result -> {
+      boolean[] unrecordable = {false};
+      Supplier<Future<Void>> beforeSend = () -> log.beforeSend(target.id()).onFailure(e -> unrecordable[0] = true);
+      sources.beforeAttempt(target).onComplete(mayGo -> onLoop(store.write(target, beforeSend)).onComplete(result -> {
         sources.attemptEnded(target, result.succeeded() ? FlushSources.Attempt.WRITTEN : attemptOf(result.cause()));
-        if (result.succeeded() && result.result() == WriteOutcome.ALREADY_COMMITTED && write.replayed
+        if (!result.succeeded() && result.cause() instanceof StatementNotSentException) {
+          log.notSent(target.id());
+        }
+        if (unrecordable[0]) {
+          // the journal could not say the flush is being sent: it is not, and the replay after a restart writes it
+          abandon(write, acks, mayBeRecorded(), done);
+        } else if (result.succeeded() && result.result() == WriteOutcome.ALREADY_COMMITTED && write.replayed
           && target.id().equals(write.formed.id())) {
           setFailing(false);
           voidThenSplit(write, target, acks, 0, done, VOIDED_BEFORE_A_RESTART);
@@ -276,8 +293,14 @@ final class FlushWriter {
     });
   }
 
-  /** Only an answer that fails the statement itself proves nothing of it committed; anything else may have. */
+  /**
+   * A statement that never left the process, or an answer that fails the statement itself, proves nothing of it
+   * committed; anything else may have.
+   */
   private static FlushSources.Attempt attemptOf(Throwable failure) {
+    if (failure instanceof StatementNotSentException) {
+      return FlushSources.Attempt.NOT_SENT;
+    }
     return failure instanceof FlushSourceClosedException || Failures.isValueRefused(failure)
       || Failures.isLockConflict(failure) ? FlushSources.Attempt.FAILED : FlushSources.Attempt.AMBIGUOUS;
   }

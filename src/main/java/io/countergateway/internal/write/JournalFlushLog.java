@@ -27,6 +27,16 @@ final class JournalFlushLog implements FlushLog {
   }
 
   @Override
+  public Future<Void> beforeSend(FlushId id) {
+    return journal.beforeSend(id.toString());
+  }
+
+  @Override
+  public void notSent(FlushId id) {
+    journal.notSent(id.toString());
+  }
+
+  @Override
   public void settled(FlushId formed) {
     journal.settled(formed.toString());
   }

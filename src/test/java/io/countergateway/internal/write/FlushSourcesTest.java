@@ -107,6 +107,15 @@ class FlushSourcesTest {
     }
 
     @Override
+    public Future<Void> beforeSend(FlushId id) {
+      return Future.succeededFuture();
+    }
+
+    @Override
+    public void notSent(FlushId id) {
+    }
+
+    @Override
     public void settled(FlushId formed) {
     }
 
@@ -231,12 +240,12 @@ class FlushSourcesTest {
   }
 
   @Test
-  @DisplayName("a replayed flush of an earlier run's source that vanished is outcome unknown, and its row is never made again")
+  @DisplayName("a replayed flush of an earlier run's source that vanished, sent in that run, is outcome unknown, and its row is never made again")
   void vanishedInheritedSource() {
     FlushSources sources = sources();
     Flush replayed = flush(FlushId.formed("old-0", 7));
     on(() -> {
-      sources.inherit(replayed.id());
+      sources.inherit(replayed.id(), true);
       return null;
     });
     await(() -> sources.registered(replayed.id()));
@@ -253,8 +262,8 @@ class FlushSourcesTest {
     Promise<Void> force = Promise.promise();
     forceAnswer = force.future();
     on(() -> {
-      sources.inherit(FlushId.formed("old-0", 3));
-      sources.inherit(FlushId.formed("old-0", 4));
+      sources.inherit(FlushId.formed("old-0", 3), true);
+      sources.inherit(FlushId.formed("old-0", 4), true);
       sources.settled(FlushId.formed("old-0", 3));
       return null;
     });

@@ -128,7 +128,7 @@ class FlushWriterTest {
     Flush replayed = replayed("a", "b");
     store.idTable.put("old-0:1", true);
 
-    assertThat(outcome(EventLoop.call(loop, () -> writer.writeReplayed(replayed)))).isNull();
+    assertThat(outcome(EventLoop.call(loop, () -> writer.writeReplayed(replayed, true)))).isNull();
 
     assertThat(store.value("likes", "a") + store.value("likes", "b")).as("both halves written once").isEqualTo(2);
     assertThat(store.committedIds).containsExactlyInAnyOrder("old-0:1.0", "old-0:1.1");
@@ -141,7 +141,7 @@ class FlushWriterTest {
     Flush replayed = replayed("a", "b");
     assertThat(outcome(EventLoop.call(loop, () -> store.write(replayed)))).isNull();
 
-    assertThat(outcome(EventLoop.call(loop, () -> writer.writeReplayed(replayed)))).isNull();
+    assertThat(outcome(EventLoop.call(loop, () -> writer.writeReplayed(replayed, true)))).isNull();
 
     assertThat(store.value("likes", "a") + store.value("likes", "b")).isEqualTo(2);
     assertThat(store.committedIds).containsExactly("old-0:1");

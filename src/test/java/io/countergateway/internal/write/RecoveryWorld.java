@@ -115,8 +115,8 @@ final class RecoveryWorld {
     }
 
     @Override
-    public Future<WriteOutcome> write(Flush flush) {
-      return call(() -> store.write(flush));
+    public Future<WriteOutcome> write(Flush flush, java.util.function.Supplier<Future<Void>> beforeSend) {
+      return call(() -> store.write(flush, beforeSend));
     }
 
     @Override

@@ -6,6 +6,7 @@ import io.countergateway.internal.model.ApiError;
 import io.countergateway.internal.model.CounterKey;
 import io.countergateway.internal.model.Increment;
 import io.countergateway.internal.store.Flush;
+import io.countergateway.internal.store.FlushId;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -63,9 +64,11 @@ public final class Journal {
   /**
    * What a replay hands the coalescer: deltas to hold again, flushes to write again under their own ids (among them
    * any the replay rebuilt from the deltas pending before damage that hid their record; see {@link ReplayReport}),
+   * those of them none of whose attempts ever left the process ({@code neverSent}: they never reached the database),
    * and what the replay found.
    */
-  public record Recovered(Map<CounterKey, Long> pending, List<Flush> unsettled, ReplayReport replay) {
+  public record Recovered(Map<CounterKey, Long> pending, List<Flush> unsettled, Set<FlushId> neverSent,
+                          ReplayReport replay) {
   }
 
   /** What waits for a position: to be written, or forced. */
@@ -116,6 +119,10 @@ public final class Journal {
   private final ArrayDeque<Waiter> durableWaiters = new ArrayDeque<>();
   private final Set<String> journaledFlushes = new HashSet<>();
   private final Map<String, List<String>> replacedBy = new HashMap<>();
+  /** Journaled flushes whose last ATTEMPTS record says none of their attempts left the process. */
+  private final Set<String> recordedNeverSent = new HashSet<>();
+  /** Journaled flushes a statement of which left the process, in this run or possibly in an earlier one. */
+  private final Set<String> sentOnce = new HashSet<>();
   private final ArrayDeque<Checkpoint> checkpoints = new ArrayDeque<>();
   private LongSupplier needed;
   private boolean overBound;
@@ -154,7 +161,11 @@ public final class Journal {
     appendedTotal = appendedLsn;
     liveBytes = appendedLsn;
     needed = () -> appendedLsn;
-    recovered.unsettled().forEach(flush -> journaledFlushes.add(flush.id().toString()));
+    for (Flush flush : recovered.unsettled()) {
+      String id = flush.id().toString();
+      journaledFlushes.add(id);
+      (recovered.neverSent().contains(flush.id()) ? recordedNeverSent : sentOnce).add(id);
+    }
     this.writer = new JournalWriter(writerThread, context, always, new JournalWriter.Listener() {
       @Override
       public void progress(long written, long forced) {
@@ -442,7 +453,49 @@ public final class Journal {
     place(JournalRecords.SETTLED, NO_ID);
   }
 
+  /**
+   * A statement of the journaled flush {@code id} is about to leave the process: completes once the journal says so
+   * on disk, if it last recorded that none had (a replay would otherwise take the flush for one that never reached
+   * the database); at once otherwise, since a flush without that record is taken for one that may have been sent.
+   * Fails when the record is needed and cannot be kept: the statement must then not be sent.
+   */
+  public Future<Void> beforeSend(String id) {
+    if (!journaledFlushes.contains(id)) {
+      return DONE;
+    }
+    if (!recordedNeverSent.contains(id)) {
+      sentOnce.add(id);
+      return DONE;
+    }
+    if (closed || failed) {
+      return Future.failedFuture("the journal cannot record that flush " + id + " is being sent");
+    }
+    recordedNeverSent.remove(id);
+    sentOnce.add(id);
+    JournalRecords.attempts(buffer, id, true);
+    place(JournalRecords.ATTEMPTS, NO_ID);
+    return durable(appendedLsn);
+  }
+
+  /**
+   * An attempt of the journaled flush {@code id} failed before its statement left the process: when no statement of
+   * it ever did, the journal records that it never reached the database, so a replay after a long outage writes it
+   * again instead of taking it for one whose outcome is unknown. Not forced: a record lost with a crash only leaves
+   * the conservative reading (may have been sent).
+   */
+  public void notSent(String id) {
+    if (!journaledFlushes.contains(id) || sentOnce.contains(id) || recordedNeverSent.contains(id) || closed
+      || failed) {
+      return;
+    }
+    recordedNeverSent.add(id);
+    JournalRecords.attempts(buffer, id, false);
+    place(JournalRecords.ATTEMPTS, NO_ID);
+  }
+
   private boolean forget(String id) {
+    recordedNeverSent.remove(id);
+    sentOnce.remove(id);
     boolean known = journaledFlushes.remove(id);
     List<String> children = replacedBy.remove(id);
     if (children != null) {

@@ -25,6 +25,10 @@ import java.util.List;
  *   <li>{@code REPLACED}: a flush proven uncommitted was replaced by others (a split): the parent id and each child's
  *   id and rows;</li>
  *   <li>{@code SETTLED}: the flush formed under this id (and every flush that replaced it) is answered for good;</li>
+ *   <li>{@code ATTEMPTS}: whether an attempt of the flush under this id may have left the process. A flush without
+ *   such a record may have (the conservative reading, and what a flush formed and attempted at once is); {@code
+ *   false} says that none of its attempts left the process so far, and is followed by {@code true}, forced, before
+ *   the next statement of it is sent. The last one read is what a replay knows.</li>
  *   <li>{@code SNAPSHOT_BEGIN} … {@code SNAPSHOT_END}: what a replay carried over; a complete snapshot supersedes
  *   everything before it in its stream and the files it names.</li>
  * </ul>
@@ -36,6 +40,8 @@ public final class JournalRecords {
   static final byte SETTLED = 4;
   static final byte SNAPSHOT_BEGIN = 5;
   static final byte SNAPSHOT_END = 6;
+  /** Not 7 or 8: those are frame kinds of their own ({@link Frames#TAKEN}, {@link Frames#COPY}). */
+  static final byte ATTEMPTS = 9;
 
   private JournalRecords() {
   }
@@ -49,6 +55,9 @@ public final class JournalRecords {
     void replaced(String parent, List<Flush> children);
 
     void settled(String id);
+
+    /** {@code mayHaveBeenSent}: whether an attempt of flush {@code id} may have left the process. */
+    void attempts(String id, boolean mayHaveBeenSent);
 
     void snapshotBegin();
 
@@ -189,6 +198,12 @@ public final class JournalRecords {
     out.string(id);
   }
 
+  static void attempts(Out out, String id, boolean mayHaveBeenSent) {
+    out.put(ATTEMPTS);
+    out.string(id);
+    out.put((byte) (mayHaveBeenSent ? 1 : 0));
+  }
+
   static void snapshotBegin(Out out) {
     out.put(SNAPSHOT_BEGIN);
   }
@@ -244,6 +259,14 @@ public final class JournalRecords {
           visitor.replaced(parent, children);
         }
         case SETTLED -> visitor.settled(string(payload));
+        case ATTEMPTS -> {
+          String id = string(payload);
+          byte sent = payload.get();
+          if (sent != 0 && sent != 1) {
+            throw new IllegalArgumentException("attempts of " + id + ": " + sent);
+          }
+          visitor.attempts(id, sent == 1);
+        }
         case SNAPSHOT_BEGIN -> visitor.snapshotBegin();
         case SNAPSHOT_END -> {
           int n = count(payload);
@@ -278,6 +301,10 @@ public final class JournalRecords {
 
         @Override
         public void settled(String id) {
+        }
+
+        @Override
+        public void attempts(String id, boolean mayHaveBeenSent) {
         }
 
         @Override

@@ -6,6 +6,7 @@ import io.countergateway.config.JournalOptions;
 import io.countergateway.internal.model.CounterKey;
 import io.countergateway.internal.model.Increment;
 import io.countergateway.internal.store.Flush;
+import io.countergateway.internal.store.FlushId;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -117,6 +118,7 @@ final class JournalRecovery {
 
     Map<CounterKey, Long> pending = new LinkedHashMap<>();
     List<Flush> unsettled = new ArrayList<>();
+    Set<FlushId> neverSent = new HashSet<>();
     Set<String> tables = new HashSet<>();
     List<Path> empty = new ArrayList<>(temporary);
     ReplayReport report = ReplayReport.NOTHING;
@@ -124,6 +126,7 @@ final class JournalRecovery {
       Reduction reduction = read.reduction();
       reduction.pending.forEach((key, delta) -> pending.merge(key, delta, (a, b) -> a + b == 0 ? null : a + b));
       unsettled.addAll(reduction.unsettled.values());
+      reduction.neverSent.forEach(id -> neverSent.add(FlushId.parse(id)));
       tables.addAll(read.tables());
       empty.addAll(read.empty());
       report = report.plus(new ReplayReport(read.files(), reduction.frames, read.examined(), reduction.damaged,
@@ -133,7 +136,7 @@ final class JournalRecovery {
     List<Path> read = streams.values().stream().flatMap(files -> files.values().stream())
       .filter(file -> !empty.contains(file)).toList();
 
-    byte[] frame = snapshotFrame(pending, unsettled, read);
+    byte[] frame = snapshotFrame(pending, unsettled, neverSent, read);
     // what holds nothing goes first: on a full disk, the last run's spare and reserve make the room for the snapshot
     segments.delete(empty);
     long segno = highest + 1;
@@ -152,7 +155,7 @@ final class JournalRecovery {
     Segment reserve = unusedSegment(segments, segno + 1, reserveBytes(options));
     Segment restartRoom = reserve == null ? null : unusedSegment(segments, segno + 2, restartRoomBytes(options));
     log(segments, report, read.size() + empty.size(), pending.size(), unsettled.size(), started);
-    return new Result(new Journal.Recovered(pending, unsettled, report), current, reserve, restartRoom, segno + 3,
+    return new Result(new Journal.Recovered(pending, unsettled, neverSent, report), current, reserve, restartRoom, segno + 3,
       frame.length - Frames.FRAME_HEADER_BYTES);
   }
 
@@ -261,11 +264,15 @@ final class JournalRecovery {
   }
 
   /** The snapshot frame: what the streams still hold, and the files it was made from (which it supersedes). */
-  private static byte[] snapshotFrame(Map<CounterKey, Long> pending, List<Flush> unsettled, List<Path> read) {
+  private static byte[] snapshotFrame(Map<CounterKey, Long> pending, List<Flush> unsettled, Set<FlushId> neverSent,
+                                      List<Path> read) {
     JournalRecords.Out payload = new JournalRecords.Out(1024);
     JournalRecords.snapshotBegin(payload);
     for (Flush flush : unsettled) {
       JournalRecords.formed(payload, flush.id().toString(), flush.rows(), List.of());
+      if (neverSent.contains(flush.id())) {
+        JournalRecords.attempts(payload, flush.id().toString(), false);
+      }
     }
     List<Increment> batch = new ArrayList<>(SNAPSHOT_BATCH);
     for (Map.Entry<CounterKey, Long> held : pending.entrySet()) {

@@ -9,6 +9,7 @@ import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -28,12 +29,18 @@ import java.util.Set;
  * commits once. When a later split names that flush, its rows are known and the deltas it did not take are pending
  * again; when it is settled later, they are dropped. In every other case they are dropped and counted: never doubled,
  * at most lost, and the report says how many.
+ *
+ * <p><b>Flushes never sent.</b> An unsettled flush whose last {@code ATTEMPTS} record says that none of its attempts
+ * left the process never reached the database ({@link #neverSent}). A damaged region may have hidden a later record
+ * saying one did: any damage that can hide a forced frame makes every flush before it one that may have been sent.
  */
 final class Reduction implements JournalRecords.Visitor, FrameScanner.Sink {
   final LinkedHashMap<CounterKey, Long> pending = new LinkedHashMap<>();
   /** Formed or replacing flushes not settled, in journal order; parents replaced by children are removed. */
   final LinkedHashMap<String, Flush> unsettled = new LinkedHashMap<>();
   final Set<String> superseded = new HashSet<>();
+  /** Unsettled flushes none of whose attempts left the process, as far as the records read say. */
+  final Set<String> neverSent = new LinkedHashSet<>();
   private final Map<String, List<String>> children = new LinkedHashMap<>();
   /** Flushes this run journaled: a record naming another one names a flush whose record was lost. */
   private final Set<String> known = new HashSet<>();
@@ -78,7 +85,7 @@ final class Reduction implements JournalRecords.Visitor, FrameScanner.Sink {
 
   /** The reducible state, kept aside while a snapshot is read: one that does not end never happened. */
   private record State(Map<CounterKey, Long> pending, Map<String, Flush> unsettled, Map<String, List<String>> children,
-                       Set<String> known) {
+                       Set<String> known, Set<String> neverSent) {
   }
 
   /**
@@ -156,6 +163,7 @@ final class Reduction implements JournalRecords.Visitor, FrameScanner.Sink {
   private void gap(int lostFrames, int lostFlushes) {
     long frameCount = lostFrames >= 0 ? lostFrames : Math.max(1, damagedFrames.size());
     damaged = damaged.plus(new ReplayReport.Skipped(damageBytes, frameCount, readable(), true));
+    neverSent.clear();
     inDoubt(lostFlushes, damagedFrames);
     clearDamage();
   }
@@ -176,6 +184,10 @@ final class Reduction implements JournalRecords.Visitor, FrameScanner.Sink {
     boolean unreadable = damagedFrames.isEmpty() || damagedFrames.stream().anyMatch(frame -> frame.header() == null);
     tail = tail.plus(new ReplayReport.Skipped(damageBytes, Math.max(1, damagedFrames.size()), readable(),
       tailMayHoldAcknowledged || !whole.isEmpty() || unreadable));
+    if (!whole.isEmpty() || unreadable) {
+      // it may have been forced: a record that an attempt was about to be sent may be among it
+      neverSent.clear();
+    }
     int wholeFlushes = (int) whole.stream().filter(frame -> frame.header().isFlush()).count();
     if (wholeFlushes > 0) {
       inDoubt(wholeFlushes, whole);
@@ -298,6 +310,7 @@ final class Reduction implements JournalRecords.Visitor, FrameScanner.Sink {
       taken.forEach(key -> doubts.forEach(other -> other.deltas.remove(key)));
     }
     unsettled.remove(parent);
+    neverSent.remove(parent);
     known.add(parent);
     List<String> ids = new ArrayList<>();
     for (Flush child : replacing) {
@@ -315,6 +328,7 @@ final class Reduction implements JournalRecords.Visitor, FrameScanner.Sink {
       doubt.settled = true;
     }
     unsettled.remove(id);
+    neverSent.remove(id);
     List<String> replacing = children.remove(id);
     if (replacing != null) {
       replacing.forEach(this::settled);
@@ -322,9 +336,19 @@ final class Reduction implements JournalRecords.Visitor, FrameScanner.Sink {
   }
 
   @Override
+  public void attempts(String id, boolean mayHaveBeenSent) {
+    if (mayHaveBeenSent) {
+      neverSent.remove(id);
+    } else if (unsettled.containsKey(id)) {
+      neverSent.add(id);
+    }
+  }
+
+  @Override
   public void snapshotBegin() {
     stash = new State(new LinkedHashMap<>(pending), new LinkedHashMap<>(unsettled), new LinkedHashMap<>(children),
-      new HashSet<>(known));
+      new HashSet<>(known), new LinkedHashSet<>(neverSent));
+    neverSent.clear();
     pending.clear();
     unsettled.clear();
     children.clear();
@@ -353,8 +377,11 @@ final class Reduction implements JournalRecords.Visitor, FrameScanner.Sink {
       children.putAll(stash.children());
       known.clear();
       known.addAll(stash.known());
+      neverSent.clear();
+      neverSent.addAll(stash.neverSent());
       stash = null;
     }
+    neverSent.retainAll(unsettled.keySet());
     for (Doubt doubt : doubts) {
       if (doubt.deltas.isEmpty()) {
         continue;

@@ -43,6 +43,11 @@ class JournalRecordsTest {
     }
 
     @Override
+    public void attempts(String id, boolean mayHaveBeenSent) {
+      seen.add("attempts " + id + " " + (mayHaveBeenSent ? "may have been sent" : "never sent"));
+    }
+
+    @Override
     public void snapshotBegin() {
       seen.add("begin");
     }
