@@ -369,6 +369,20 @@ public final class Gateway {
       + "going on without them: {}", what, millis, e.toString()));
   }
 
+  /**
+   * Completes, with the I/O error, once a journal of this gateway could not write or force its file (a failed
+   * {@code pwrite} or {@code fsync}). From then on that journal takes no accepted increment (503) and keeps what it
+   * holds for the replay of the next start: the gateway must be stopped ({@link #stop()} drains what it can) and
+   * started again, in this process or a new one. {@code Main} stops it and exits with {@link #EXIT_RESTART_NEEDED};
+   * an application that embeds the gateway decides itself (a failed liveness probe of its own, or a stop and start).
+   */
+  public Future<Throwable> journalFailure() {
+    return services.state().journalFailure();
+  }
+
+  /** The exit status of {@code Main} after a journal failure: EX_TEMPFAIL, "try again", so a supervisor restarts it. */
+  public static final int EXIT_RESTART_NEEDED = 75;
+
   /** The bound HTTP port ({@code http.port: 0} takes a free one). */
   public int port() {
     return port;

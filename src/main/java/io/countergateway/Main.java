@@ -97,9 +97,24 @@ public final class Main implements Callable<Integer> {
     // (Gateway.stop stops it last).
     Signal.handle(new Signal("TERM"), signal -> shutdown.run());
     Signal.handle(new Signal("INT"), signal -> shutdown.run());
+    // crash-only on a broken disk: after a failed write or fsync nothing proves what the journal's file holds, and only
+    // the replay of a new start writes it; drain what can be drained, then exit so the supervisor starts a new process
+    // (a container restart keeps an emptyDir journal; a probe that waited would risk an eviction, which does not)
+    AtomicBoolean journalFailed = new AtomicBoolean();
+    gateway.journalFailure().onSuccess(cause -> {
+      journalFailed.set(true);
+      LOG.atError().addKeyValue("event", "exit_for_restart").addKeyValue("exit_code", Gateway.EXIT_RESTART_NEEDED)
+        .log("stopping after the journal failed: draining what can be written, then exiting with {} to be "
+          + "restarted; the restart replays the journal", Gateway.EXIT_RESTART_NEEDED);
+      shutdown.run();
+    });
     stopped.await();
-    // everything is flushed by now
     closeVertx(running, CLOSE_TIMEOUT_SECONDS, true);
+    if (journalFailed.get()) {
+      LOG.error("stopped after the journal failed; exiting with {} so that the gateway is started again",
+        Gateway.EXIT_RESTART_NEEDED);
+      return Gateway.EXIT_RESTART_NEEDED;
+    }
     LOG.info("stopped");
     return 0;
   }

@@ -82,6 +82,7 @@ public class IngestVerticle extends VerticleBase {
     coalescer.registerMetrics(services.registry(), index);
     if (journal != null) {
       journal.registerMetrics(services.registry(), Tags.of("verticle", Integer.toString(index)));
+      journal.failure().onSuccess(services.state()::journalFailed);
       coalescer.restore(journal.recovered());
     }
     coalescer.start();

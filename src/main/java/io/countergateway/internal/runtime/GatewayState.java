@@ -3,6 +3,8 @@ package io.countergateway.internal.runtime;
 import io.countergateway.internal.write.KeysInFlight;
 import io.countergateway.internal.write.NamespaceTally;
 import io.countergateway.internal.write.WriterHealth;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -37,6 +39,7 @@ public final class GatewayState implements WriterHealth {
   private final KeysInFlight keysInFlight = new KeysInFlight();
   private final Map<Class<?>, Object> shared = new ConcurrentHashMap<>();
   private final NamespaceTally taken = new NamespaceTally();
+  private final Promise<Throwable> journalFailure = Promise.promise();
 
   /** Increments taken per namespace since start, by every ingest verticle. */
   public NamespaceTally taken() {
@@ -94,6 +97,20 @@ public final class GatewayState implements WriterHealth {
   @Override
   public void writerReplaying(boolean nowReplaying) {
     replay.change(nowReplaying);
+  }
+
+  /** A journal's write or fsync failed (its verticle takes no accepted increment until a restart). */
+  public void journalFailed(Throwable cause) {
+    if (journalFailure.tryComplete(cause)) {
+      LOG.atError().addKeyValue("event", "restart_needed")
+        .log("a journal cannot be written ({}): this gateway must be stopped, once drained, and started again; "
+          + "the start replays what the journal holds", cause.toString());
+    }
+  }
+
+  /** Completes with the first journal failure of this gateway (see {@link #journalFailed}). */
+  public Future<Throwable> journalFailure() {
+    return journalFailure.future();
   }
 
   /** One coalescer's part of a graceful stop: counters it flushed, and those it could not within the timeout. */

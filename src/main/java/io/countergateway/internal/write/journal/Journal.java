@@ -130,6 +130,7 @@ public final class Journal {
   private long heldBytes;
   private long heldCheckedAt = System.nanoTime() - 1_000_000_000L;
   private boolean failed;
+  private final Promise<Throwable> failure = Promise.promise();
   private boolean closed;
   private Future<Void> closing;
   private long releaseTimer = -1;
@@ -372,6 +373,14 @@ public final class Journal {
   /** A write or a force failed: nothing appended from now on is kept (see {@link #fail}). */
   public boolean failed() {
     return failed;
+  }
+
+  /**
+   * Completes with the I/O error once a write or force failed: from then on only a restart (its replay) writes what
+   * this journal holds, so whoever runs the gateway must stop it once it drained and start it again.
+   */
+  public Future<Throwable> failure() {
+    return failure.future();
   }
 
   /**
@@ -681,6 +690,7 @@ public final class Journal {
   void fail(Throwable cause) {
     if (!failed) {
       failed = true;
+      failure.tryComplete(cause);
       LOG.atError().addKeyValue("event", "journal_failed").addKeyValue("dir", dir.toString())
         .log("the journal cannot be written to disk ({}); accepted increments get 503, and what it holds is written by "
           + "the replay after a restart: restart the gateway", cause.toString());
