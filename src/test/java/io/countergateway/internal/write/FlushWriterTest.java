@@ -216,4 +216,39 @@ class FlushWriterTest {
     assertThat(store.committedIds).as("the lost one went on under a fresh source")
       .anyMatch(id -> !FlushId.parse(id).source().equals(source));
   }
+
+  @Test
+  @DisplayName("a flush none of whose attempts left the process (connection refused) is written under the live source once its own vanished, and answered 200")
+  void neverSentGoesOn() {
+    FlushWriter writer = writer();
+    Flush flush = flush("one");
+    String source = flush.id().source();
+    store.then(new ScriptedStore.FailBeforeSending(ScriptedStore.connectionRefused()),
+      new ScriptedStore.FailBeforeSending(ScriptedStore.connectionRefused()),
+      new Meanwhile(() -> store.dropSource(source), new ScriptedStore.Commit()));
+    Ack one = ack("one");
+    write(writer, flush, List.of(one));
+    assertThat(outcome(one.future())).isNull();
+    assertThat(store.value("likes", "one")).isEqualTo(1);
+    assertThat(store.committedIds).singleElement().satisfies(id -> assertThat(FlushId.parse(id).source())
+      .as("a fresh source").isEqualTo(EventLoop.call(loop, sources::liveSource)).isNotEqualTo(source));
+    assertThat(EventLoop.call(loop, sources::unknownFlushes)).isZero();
+  }
+
+  @Test
+  @DisplayName("a flush sent whose answer was lost (connection lost), then refused at connect, is outcome unknown once its source vanished: 504, never written again")
+  void sentThenNotSentStaysUnknown() {
+    FlushWriter writer = writer();
+    Flush flush = flush("one");
+    String source = flush.id().source();
+    store.then(new Fail(ScriptedStore.connectionLost()),
+      new ScriptedStore.FailBeforeSending(ScriptedStore.connectionRefused()),
+      new Meanwhile(() -> store.dropSource(source), new ScriptedStore.Commit()));
+    Ack one = ack("one");
+    write(writer, flush, List.of(one));
+    assertThat(outcome(one.future())).isInstanceOfSatisfying(ApiError.class,
+      e -> assertThat(e.code()).isEqualTo("outcome_unknown"));
+    assertThat(store.committedIds).isEmpty();
+    assertThat(EventLoop.call(loop, sources::unknownFlushes)).isEqualTo(1);
+  }
 }

@@ -281,4 +281,50 @@ class JournalReplayTest {
     assertThat(registry.get("gateway.increments.taken").functionCounter().count()).as("taken").isEqualTo(taken[0]);
     assertThat(registry.get("gateway.increments.refused").functionCounter().count()).as("refused").isEqualTo(1);
   }
+
+  /** Every source row of the scripted database deleted, as a prune does a retention after closing a dead source. */
+  private void pruneEverySource() {
+    new ArrayList<>(store.sources.keySet()).forEach(store::dropSource);
+  }
+
+  @Test
+  @DisplayName("refused at connect for the whole outage, crashed, its flush source pruned and deleted, restarted: every accepted increment counted once")
+  void neverSentAfterTheSourceWasPruned() {
+    for (int i = 0; i < 10_000; i++) {
+      store.then(new ScriptedStore.FailBeforeSending(ScriptedStore.connectionRefused()));
+    }
+    Run first = new Run();
+    first.acceptAll("n");
+    first.crash();
+    assertThat(store.sent).as("no statement left the first run").isEmpty();
+    pruneEverySource();
+    store.clearScript();
+    Run second = new Run();
+    awaitTotal(second, "n", INCREMENTS);
+    assertThat(store.commits).isEqualTo(store.committedIds.size());
+    second.crash();
+  }
+
+  @Test
+  @DisplayName("sent and its answer lost at the crash, its source pruned and deleted: the replay never writes it again (outcome unknown), nothing is counted twice")
+  void sentAndLostAfterTheSourceWasPruned() {
+    for (int i = 0; i < 10_000; i++) {
+      store.then(new ScriptedStore.Fail(ScriptedStore.connectionLost()));
+    }
+    Run first = new Run();
+    first.acceptAll("s");
+    first.crash();
+    assertThat(store.sent).as("statements left the first run").isNotEmpty();
+    pruneEverySource();
+    store.clearScript();
+    Run second = new Run();
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (second.on(() -> second.state.isReady()) == Boolean.FALSE && System.nanoTime() < deadline) {
+      io.countergateway.testing.GatewayProcess.sleep(20);
+    }
+    long counted = second.on(() -> total("s"));
+    assertThat(counted).as("what the replay wrote: the increments in no flush").isLessThan(INCREMENTS);
+    assertThat(store.commits).isEqualTo(store.committedIds.size());
+    second.crash();
+  }
 }

@@ -107,10 +107,21 @@ class JournalRecordsTest {
   }
 
   @Test
+  @DisplayName("whether a flush's attempts left the process reads back as written")
+  void attempts() {
+    JournalRecords.Out out = new JournalRecords.Out(16);
+    JournalRecords.attempts(out, "src:1", false);
+    JournalRecords.attempts(out, "src:1", true);
+    assertThat(read(out)).containsExactly("attempts src:1 never sent", "attempts src:1 may have been sent");
+  }
+
+  @Test
   @DisplayName("a record that does not parse is refused: an unknown type, a count past its end, a slot out of range, a varint too long, a record cut short")
   void malformed() {
-    assertThatThrownBy(() -> JournalRecords.read(ByteBuffer.wrap(new byte[] {9}), new Recorded()))
-      .hasMessageContaining("unknown record type 9");
+    assertThatThrownBy(() -> JournalRecords.read(ByteBuffer.wrap(new byte[] {10}), new Recorded()))
+      .hasMessageContaining("unknown record type 10");
+    assertThatThrownBy(() -> JournalRecords.read(ByteBuffer.wrap(new byte[] {JournalRecords.ATTEMPTS, 1, 'a', 2}),
+      new Recorded())).hasMessageContaining("attempts of a: 2");
     assertThatThrownBy(() -> JournalRecords.read(ByteBuffer.wrap(new byte[] {JournalRecords.SETTLED, 5, 'a'}),
       new Recorded())).hasMessageContaining("count 5 beyond the record");
     JournalRecords.Out slot = new JournalRecords.Out(16);
