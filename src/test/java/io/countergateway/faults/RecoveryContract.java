@@ -63,6 +63,39 @@ abstract class RecoveryContract extends JournalProcessSuite {
     return sources.stream().map(s -> "'" + s + "'").reduce((a, b) -> a + ", " + b).orElse("''");
   }
 
+  /**
+   * Another replica, pruning every second: the dead sources' heartbeats and closings are moved a retention back, so
+   * that its prune closes them and then deletes them with their ids, as two retentions of waiting would.
+   */
+  private void pruneAsAnotherReplica(String table, List<String> dead) {
+    FaultDatabase db = database();
+    JsonObject replica = FlushSourceContract.gatewayConfig(db.config(), table);
+    replica.getJsonObject("batching").put("flushIdRetention", "1m").put("pruneInterval", "1s")
+      .put("writeTimeout", "300ms").put("retryBackoffMax", "300ms");
+    GatewayFixture other = GatewayFixture.start(replica);
+    try {
+      update("UPDATE " + table + "_flush_sources SET heartbeat_at = " + minus("heartbeat_at", 120)
+        + " WHERE source IN (" + inList(dead) + ")");
+      long since = System.nanoTime();
+      while (sources(table, " WHERE fence = " + CLOSED).size() < dead.size() && millisSince(since) < 10_000) {
+        sleep(200);
+      }
+      assertThat(sources(table, " WHERE fence = " + CLOSED)).as("sources the replica's prune closed")
+        .containsExactlyInAnyOrderElementsOf(dead);
+      update("UPDATE " + table + "_flush_sources SET closed_at = " + minus("closed_at", 120)
+        + " WHERE source IN (" + inList(dead) + ")");
+      since = System.nanoTime();
+      while (!sources(table, " WHERE source IN (" + inList(dead) + ")").isEmpty() && millisSince(since) < 10_000) {
+        sleep(200);
+      }
+      assertThat(sources(table, " WHERE source IN (" + inList(dead) + ")")).as("sources the replica's prune deleted")
+        .isEmpty();
+    } finally {
+      stopQuietly(other);
+      await(other.vertx.close(), 30);
+    }
+  }
+
   private static String replayLine(GatewayProcess gateway, int start) {
     List<String> lines = gateway.logLines();
     String found = null;
@@ -184,33 +217,7 @@ abstract class RecoveryContract extends JournalProcessSuite {
       List<String> dead = sources(table, "");
       assertThat(dead).as("the killed gateway's flush sources").isNotEmpty();
 
-      // another replica, pruning every second: the dead sources' heartbeats and closings are moved a retention back,
-      // so that its prune closes them and then deletes them with their ids, as two retentions of waiting would
-      JsonObject replica = FlushSourceContract.gatewayConfig(db.config(), table);
-      replica.getJsonObject("batching").put("flushIdRetention", "1m").put("pruneInterval", "1s")
-        .put("writeTimeout", "300ms").put("retryBackoffMax", "300ms");
-      GatewayFixture other = GatewayFixture.start(replica);
-      try {
-        update("UPDATE " + table + "_flush_sources SET heartbeat_at = " + minus("heartbeat_at", 120)
-          + " WHERE source IN (" + inList(dead) + ")");
-        since = System.nanoTime();
-        while (sources(table, " WHERE fence = " + CLOSED).size() < dead.size() && millisSince(since) < 10_000) {
-          sleep(200);
-        }
-        assertThat(sources(table, " WHERE fence = " + CLOSED)).as("sources the replica's prune closed")
-          .containsExactlyInAnyOrderElementsOf(dead);
-        update("UPDATE " + table + "_flush_sources SET closed_at = " + minus("closed_at", 120)
-          + " WHERE source IN (" + inList(dead) + ")");
-        since = System.nanoTime();
-        while (!sources(table, " WHERE source IN (" + inList(dead) + ")").isEmpty() && millisSince(since) < 10_000) {
-          sleep(200);
-        }
-        assertThat(sources(table, " WHERE source IN (" + inList(dead) + ")")).as("sources the replica's prune deleted")
-          .isEmpty();
-      } finally {
-        stopQuietly(other);
-        await(other.vertx.close(), 30);
-      }
+      pruneAsAnotherReplica(table, dead);
 
       gateway.restart().awaitListening(Duration.ofSeconds(60));
       WebClient probe = probe(port);
@@ -228,6 +235,94 @@ abstract class RecoveryContract extends JournalProcessSuite {
       assertThat(gateway.stopGracefully(Duration.ofSeconds(60))).isZero();
     } finally {
       await(proxy.close(), 30);
+    }
+  }
+
+  @Test
+  @DisplayName("the database unreachable at connect longer than two retentions, the gateway killed and its flush source pruned and deleted: the restart writes every flush that never reached the database, SUM = every 202, nothing outcome unknown")
+  void neverSentAfterALongOutage() {
+    FaultDatabase db = database();
+    String table = table("fault_rec_neversent");
+    int port = GatewayProcess.freePort();
+    RefusingProxy proxy = new RefusingProxy(tools, db.config().getInteger("port"), GatewayProcess.freePort());
+    int proxyPort = proxyPort(proxy);
+    JsonObject config = processConfig(db.config().copy().put("port", proxyPort), table, port);
+    String prefix = Faults.uniquePrefix("neversent");
+    try (GatewayProcess gateway = GatewayProcess.start("recovery-neversent-" + db.name().toLowerCase(), config)) {
+      gateway.awaitListening(Duration.ofSeconds(90));
+      // one commit first: the flush source is registered before the database goes away
+      IncrementLoad warmUp = new IncrementLoad(tools, port, "downloads", prefix + "w", 1, 0, 1, 10_000);
+      await(warmUp.start(), 30);
+      await(proxy.refuse(), 30);
+      sleep(500);
+      IncrementLoad load = new IncrementLoad(tools, port, "downloads", prefix, 8, 8, 100_000, 3_000);
+      await(load.start(), 60);
+      gateway.kill();
+      List<Outcome> outcomes = new ArrayList<>(warmUp.outcomes());
+      outcomes.addAll(load.outcomes());
+      List<String> dead = sources(table, "");
+      assertThat(dead).as("the killed gateway's flush sources").isNotEmpty();
+      pruneAsAnotherReplica(table, dead);
+
+      await(proxy.listen(), 30);
+      gateway.restart().awaitListening(Duration.ofSeconds(60));
+      int ready = awaitReady(probe(port), 30_000);
+      Ledger.Verdict verdict = settled(IncrementLoad.ledger(db.label + " never sent, source pruned", outcomes),
+        table, "downloads", prefix, 20_000);
+      List<String> gone = gateway.logLines().stream().filter(line -> line.contains("flush_source_gone")).toList();
+      System.out.println(verdict.summary() + " | ready " + ready + ", dead sources " + dead + ", " + gone);
+      verdict.assertHolds();
+      assertThat(verdict.count("202")).as("202s during the outage").isPositive();
+      assertThat(verdict.lost).as("acknowledged increments lost").isZero();
+      assertThat(gone).as("the replay found the source gone").isNotEmpty()
+        .allMatch(line -> line.contains("flushes_outcome_unknown=\"0\""));
+      assertThat(gateway.logLines()).noneMatch(line -> line.contains("event=\"flush_outcome_unknown\""));
+      assertThat(ready).as("/health/ready after the restart").isEqualTo(200);
+      assertThat(gateway.stopGracefully(Duration.ofSeconds(60))).isZero();
+    } finally {
+      await(proxy.close(), 30);
+    }
+  }
+
+  private int proxyPort(RefusingProxy proxy) {
+    await(proxy.listen(), 30);
+    return proxy.port();
+  }
+
+  @Test
+  @DisplayName("a journal fsync fails (EIO): the gateway drains and exits with 75 by itself, and the restart counts every 202 exactly once with no step by hand")
+  void crashOnlyAfterJournalFailure() {
+    FaultDatabase db = database();
+    String table = table("fault_rec_crashonly");
+    int port = GatewayProcess.freePort();
+    JournalFaultShim shim = JournalFaultShim.create();
+    JsonObject config = processConfig(db.config(), table, port);
+    String prefix = Faults.uniquePrefix("crashonly");
+    try (GatewayProcess gateway = GatewayProcess.start("recovery-crashonly-" + db.name().toLowerCase(), config,
+      "256m", shim.launcher())) {
+      gateway.awaitListening(Duration.ofSeconds(90));
+      IncrementLoad load = new IncrementLoad(tools, port, "downloads", prefix, 8, 8, 100_000, 20_000);
+      Future<Void> loadDone = load.start();
+      load.awaitAnswered(ANSWERED, 1_500);
+      shim.set(JournalFaultShim.SYNC_EIO);
+      int exit = gateway.awaitExit(Duration.ofSeconds(60));
+      load.finish();
+      await(loadDone, 60);
+      shim.clear();
+      assertThat(shim.firstFaultNanos()).as("the journal's fsync failed").isPresent();
+      assertThat(exit).as("the exit status a supervisor restarts on").isEqualTo(75);
+
+      gateway.restart().awaitListening(Duration.ofSeconds(60));
+      int ready = awaitReady(probe(port), 30_000);
+      Ledger.Verdict verdict = settled(IncrementLoad.ledger(db.label + " exit after a journal failure",
+        load.outcomes()), table, "downloads", prefix, 20_000);
+      System.out.println(verdict.summary() + " | exit " + exit + ", ready " + ready);
+      verdict.assertHolds();
+      assertThat(verdict.count("202")).as("202s before the failure").isPositive();
+      assertThat(ready).as("/health/ready after the restart").isEqualTo(200);
+      assertThat(gateway.stopGracefully(Duration.ofSeconds(60))).isZero();
+    } finally {
+      shim.clear();
     }
   }
 

@@ -154,6 +154,11 @@ public final class GatewayProcess implements AutoCloseable {
     return waitForExit(timeout);
   }
 
+  /** Waits for the process to end by itself (no signal sent); returns its exit code. */
+  public int awaitExit(Duration timeout) {
+    return waitForExit(timeout);
+  }
+
   /** SIGKILL: nothing pending survives, nothing is released. */
   public void kill() {
     process.destroyForcibly();
