@@ -16,6 +16,7 @@ import io.countergateway.internal.write.Coalescer;
 import io.countergateway.internal.write.IdempotentIncrements;
 import io.countergateway.internal.write.WritePath;
 import io.countergateway.internal.write.journal.Journal;
+import io.countergateway.internal.write.journal.JournalTarget;
 import io.micrometer.core.instrument.Tags;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
@@ -67,8 +68,15 @@ public class IngestVerticle extends VerticleBase {
         return null;
       }).compose(checked -> start(null));
     }
-    return Journal.open(vertx, config.getJournal(), config.getDatabase().getTable(), index, instances,
-      full -> services.state().writerShedding(full)).compose(this::start);
+    return Journal.open(vertx, config.getJournal(), JournalTarget.of(config, services.state().databaseId()), index,
+        instances, full -> services.state().writerShedding(full))
+      .onSuccess(journal -> {
+        boolean holdsWork = !journal.recovered().pending().isEmpty() || !journal.recovered().unsettled().isEmpty();
+        if (holdsWork && journal.writtenFor().databaseId() != null) {
+          services.state().journalHoldsWorkFor(journal.writtenFor().databaseId());
+        }
+      })
+      .compose(this::start);
   }
 
   private Future<?> start(Journal journal) {

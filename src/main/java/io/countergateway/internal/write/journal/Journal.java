@@ -95,6 +95,7 @@ public final class Journal {
   private final JournalWriter writer;
   private final Consumer<Boolean> fullChanged;
   private final Recovered recovered;
+  private final JournalTarget writtenFor;
 
   private final JournalRecords.Out buffer = new JournalRecords.Out(64 * 1024);
   private final byte[] header = new byte[Frames.FRAME_HEADER_BYTES + Frames.MAX_ID_BYTES];
@@ -146,6 +147,7 @@ public final class Journal {
     this.writerThread = writerThread;
     this.fullChanged = fullChanged;
     this.recovered = start.recovered();
+    this.writtenFor = start.writtenFor();
     this.current = start.current();
     current.startLsn = 0;
     current.endLsn = start.snapshotBytes();
@@ -179,28 +181,41 @@ public final class Journal {
   }
 
   /**
-   * Opens the journal of ingest verticle {@code index} of {@code instances}, on that verticle's event loop, for the
-   * counters table {@code table}: replays the streams it inherits (see {@link JournalRecovery}); {@link #recovered()}
+   * Opens the journal of ingest verticle {@code index} of {@code instances}, on that verticle's event loop, for
+   * {@code target} (the database, the counters table, the namespaces' windows): replays the streams it inherits (see
+   * {@link JournalRecovery}), refusing work held for another target (see {@link JournalTarget}); {@link #recovered()}
    * then tells the coalescer what to hold and resolve. {@code fullChanged} hears when the journal starts and stops
    * refusing accepted increments.
    */
+  public static Future<Journal> open(Vertx vertx, JournalOptions options, JournalTarget target, int index,
+                                     int instances, Consumer<Boolean> fullChanged) {
+    return open(vertx, options, JournalFiles.disk(), target, index, instances, fullChanged);
+  }
+
+  /** For the counters table {@code table} only: the database and the namespaces are not checked. */
   public static Future<Journal> open(Vertx vertx, JournalOptions options, String table, int index, int instances,
                                      Consumer<Boolean> fullChanged) {
-    return open(vertx, options, JournalFiles.disk(), table, index, instances, fullChanged);
+    return open(vertx, options, JournalFiles.disk(), JournalTarget.tableOnly(table), index, instances, fullChanged);
   }
 
   /** {@link #open(Vertx, JournalOptions, String, int, int, Consumer)} on the file operations {@code files}. */
   public static Future<Journal> open(Vertx vertx, JournalOptions options, JournalFiles files, String table, int index,
                                      int instances, Consumer<Boolean> fullChanged) {
+    return open(vertx, options, files, JournalTarget.tableOnly(table), index, instances, fullChanged);
+  }
+
+  /** {@link #open(Vertx, JournalOptions, JournalTarget, int, int, Consumer)} on the file operations {@code files}. */
+  public static Future<Journal> open(Vertx vertx, JournalOptions options, JournalFiles files, JournalTarget target,
+                                     int index, int instances, Consumer<Boolean> fullChanged) {
     // one thread each, so each runs its tasks in the order given; they are submitted unordered because Vert.x orders
     // "ordered" tasks per calling context, across executors: the writer's passes would wait behind a segment's making
     String name = "journal-" + index + "-" + Integer.toHexString(System.identityHashCode(new Object()));
     WorkerExecutor fileWorker = vertx.createSharedWorkerExecutor(name, 1, 5, TimeUnit.MINUTES);
     WorkerExecutor writerThread = vertx.createSharedWorkerExecutor(name + "-writer", 1, 5, TimeUnit.MINUTES);
     SegmentFiles segmentFiles = new SegmentFiles(files, Path.of(options.getDir()).toAbsolutePath().normalize(), index,
-      table);
+      target.table());
     return fileWorker.<JournalRecovery.Result>executeBlocking(
-        () -> JournalRecovery.recover(segmentFiles, options, instances), false)
+        () -> JournalRecovery.recover(segmentFiles, options, target, instances), false)
       .map(start -> new Journal(vertx, options, segmentFiles, fileWorker, writerThread, fullChanged, start))
       .onFailure(e -> {
         fileWorker.close();
@@ -251,6 +266,14 @@ public final class Journal {
   /** What the replay found; the coalescer takes it once, before the verticle listens. */
   public Recovered recovered() {
     return recovered;
+  }
+
+  /**
+   * What this run's work is for: the configured target, but while the database has not answered, the database that
+   * the carried-over work was written for (it must prove to be that one before anything is written to it).
+   */
+  public JournalTarget writtenFor() {
+    return writtenFor;
   }
 
   /** The coalescer's lowest needed position (see the class comment); segments wholly below it are deleted. */
