@@ -353,7 +353,9 @@ public final class Gateway {
 
   /**
    * Graceful stop: readiness goes false, intake stops, everything pending is flushed, pools close, then the embedded
-   * database (if this gateway started one) stops.
+   * database (if this gateway started one) stops. Fails (once everything is stopped) when increments answered 202/204
+   * could be neither written nor kept: the journal's directory was removed while they were held, and the database did
+   * not take them all within {@code shutdown.timeout}.
    */
   public Future<Void> stop() {
     long startNanos = System.nanoTime();
@@ -366,7 +368,10 @@ public final class Gateway {
         POOL_CLOSE_BOUND_MS, "the read verticles"))
       .transform(reads -> bounded(Future.join(jobDeployments.stream().map(vertx::undeploy).toList()),
         POOL_CLOSE_BOUND_MS, "the job verticles"))
-      .transform(jobs -> stopEmbeddedDatabase(vertx, embedded));
+      .transform(jobs -> stopEmbeddedDatabase(vertx, embedded))
+      .compose(stopped -> services.state().lostCounters() == 0 ? Future.succeededFuture()
+        : Future.failedFuture(new IllegalStateException(services.state().lostCounters() + " counters answered 202/204 "
+          + "could not be written, and the journal's files that held them were removed from journal.dir")));
   }
 
   /**

@@ -145,7 +145,11 @@ public class IngestVerticle extends VerticleBase {
       .timeout(timeoutMs, TimeUnit.MILLISECONDS)
       .onComplete(done -> {
         int held = writes.countersHeld();
-        if (done.succeeded() && writes.leftInJournal()) {
+        if (held > 0 && writes.journalUnreachable()) {
+          // held only in memory and in files removed from journal.dir: a restart finds none of it
+          services.state().drained(heldAtStop - held, 0);
+          services.state().lostAtStop(held);
+        } else if (done.succeeded() && writes.leftInJournal()) {
           services.state().drained(heldAtStop - held, 0);
           services.state().leftInJournal(held);
         } else {

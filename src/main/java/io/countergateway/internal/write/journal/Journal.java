@@ -124,6 +124,8 @@ public final class Journal {
   private long heldBytes;
   private long heldCheckedAt = System.nanoTime() - 1_000_000_000L;
   private boolean failed;
+  /** {@code journal.dir} no longer names the files written: what they hold lives on only until they are closed. */
+  private boolean unreachable;
   private boolean closed;
   private Future<Void> closing;
   private long releaseTimer = -1;
@@ -157,7 +159,7 @@ public final class Journal {
     liveBytes = appendedLsn;
     needed = () -> appendedLsn;
     recovered.unsettled().forEach(flush -> journaledFlushes.add(flush.id().toString()));
-    this.writer = new JournalWriter(writerThread, context, always, new JournalWriter.Listener() {
+    this.writer = new JournalWriter(writerThread, files.files, context, always, new JournalWriter.Listener() {
       @Override
       public void progress(long written, long forced) {
         Journal.this.progress(written, forced);
@@ -166,6 +168,11 @@ public final class Journal {
       @Override
       public void failed(Throwable cause) {
         fail(cause);
+      }
+
+      @Override
+      public void unreachable(Path file) {
+        Journal.this.unreachable(file);
       }
     });
     this.segments = new Segments(vertx, fileWorker, files, options.getSegmentBytes(),
@@ -294,7 +301,7 @@ public final class Journal {
    */
   public void checkRoom(long bytes) {
     checkContext();
-    if (failed || closed) {
+    if (failed || closed || unreachable) {
       throw ApiError.unavailable("journal_unavailable", "the journal cannot be written; accepted increments are refused "
         + "(ack=commit still works); retry shortly");
     }
@@ -352,7 +359,7 @@ public final class Journal {
    * {@code everyMs} and {@code off}. Fails when the journal could not keep it, and once the journal failed or closed.
    */
   public Future<Void> committed() {
-    if (failed) {
+    if (failed || unreachable) {
       return Future.failedFuture(unavailable());
     }
     if (always ? durableLsn >= appendedLsn : writtenLsn >= appendedLsn) {
@@ -361,7 +368,9 @@ public final class Journal {
     if (closed) {
       return Future.failedFuture(new IllegalStateException("the journal is closed"));
     }
-    return always ? durable(appendedLsn) : written(appendedLsn);
+    // a pass that found the directory gone tells so before its progress: what it wrote is answered as not kept
+    return (always ? durable(appendedLsn) : written(appendedLsn)).compose(written -> unreachable
+      ? Future.failedFuture(unavailable()) : DONE);
   }
 
   /**
@@ -502,8 +511,9 @@ public final class Journal {
     }).compose(unused -> {
       List<Segment> held = List.copyOf(live);
       boolean delete = nothingHeld && !failed;
+      boolean directoryGone = unreachable;
       return fileWorker.<Void>executeBlocking(() -> {
-        files.close(held, unused, delete);
+        files.close(held, unused, delete, directoryGone);
         return null;
       }, false);
     }).eventually(() -> {
@@ -659,6 +669,31 @@ public final class Journal {
     failWaiters(cause);
   }
 
+  /**
+   * {@code journal.dir} no longer names the segment written last (the directory was removed or replaced): what the
+   * journal holds is in files no restart will find. It fails closed for intake (503 {@code journal_unavailable},
+   * readiness 503; an answer waiting for a write is not given as 202), and goes on recording flushes in the files it
+   * has open, so the drain still writes what is held to the database; a stop that cannot is reported as a loss
+   * (src/DESIGN.md §4 "Journal").
+   */
+  void unreachable(Path file) {
+    if (unreachable || failed || closed) {
+      return;
+    }
+    unreachable = true;
+    LOG.atError().addKeyValue("event", "journal_unreachable").addKeyValue("dir", dir.toString())
+      .addKeyValue("file", file.toString())
+      .log("the journal directory {} no longer holds the journal's files (removed or replaced while the gateway runs): "
+        + "accepted increments get 503; what the journal holds is written to the database, and a stop that cannot "
+        + "write it all says so and exits non-zero; restart the gateway once journal.dir is back", dir);
+    updateFull();
+  }
+
+  /** The journal's directory no longer names its files (see {@link #unreachable(Path)}). */
+  public boolean unreachable() {
+    return unreachable;
+  }
+
   private static ApiError unavailable() {
     return ApiError.unavailable("journal_unavailable", "the journal cannot be written; retry shortly");
   }
@@ -680,10 +715,13 @@ public final class Journal {
 
   /** Deletes the segments wholly below the lowest needed position; updates the byte and age gauges. */
   void release() {
-    if (closed || failed) {
-      // a failed journal keeps every segment for the replay after the restart
+    if (closed || failed || unreachable) {
+      // a failed journal keeps every segment for the replay after the restart; an unreachable one deletes nothing by
+      // names that are not its files' any more
       return;
     }
+    // the directory's check when the writer is idle or its policy forces seldom
+    writer.askCheck(current);
     long now = System.currentTimeMillis();
     if (checkpoints.isEmpty() || checkpoints.peekLast().lsn < appendedLsn) {
       checkpoints.addLast(new Checkpoint(appendedLsn, now));
@@ -718,7 +756,7 @@ public final class Journal {
 
   /** Tells {@code fullChanged} whether accepted increments are refused now, when that changed. */
   private void updateFull() {
-    boolean nowFull = failed || overBound || segments.noRoom() || !segments.hasReserve();
+    boolean nowFull = failed || unreachable || overBound || segments.noRoom() || !segments.hasReserve();
     if (full != nowFull) {
       full = nowFull;
       fullChanged.accept(nowFull);

@@ -104,8 +104,8 @@ class JournalRecordsTest {
   @Test
   @DisplayName("a record that does not parse is refused: an unknown type, a count past its end, a slot out of range, a varint too long, a record cut short")
   void malformed() {
-    assertThatThrownBy(() -> JournalRecords.read(ByteBuffer.wrap(new byte[] {9}), new Recorded()))
-      .hasMessageContaining("unknown record type 9");
+    assertThatThrownBy(() -> JournalRecords.read(ByteBuffer.wrap(new byte[] {10}), new Recorded()))
+      .hasMessageContaining("unknown record type 10");
     assertThatThrownBy(() -> JournalRecords.read(ByteBuffer.wrap(new byte[] {JournalRecords.SETTLED, 5, 'a'}),
       new Recorded())).hasMessageContaining("count 5 beyond the record");
     JournalRecords.Out slot = new JournalRecords.Out(16);
