@@ -114,6 +114,7 @@ public final class Gateway {
         .recover(failure -> Future.failedFuture(new StartFailure(StartFailures.database(failure, config.getDatabase()),
           failure)))
         .compose(v -> gateway.createSchema())
+        .compose(v -> gateway.checkRightsAndIdentify())
         .timeout(START_TIMEOUT_SECONDS, TimeUnit.SECONDS)
         .recover(failure -> Future.failedFuture(failure instanceof StartFailure ? failure
           : SqlStores.explainStartFailure(config.getDatabase(), failure)))
@@ -158,6 +159,7 @@ public final class Gateway {
   private void prepareWhenTheDatabaseAnswers(ReplicaLanes unleased, int attempt) {
     GatewayConfig config = services.config();
     createSchema()
+      .compose(v -> checkRightsAndIdentify())
       .compose(v -> ReplicaLanes.lease(vertx, config, ingestInstances(config)))
       .onSuccess(leased -> {
         if (services.state().isDraining()) {
@@ -177,6 +179,15 @@ public final class Gateway {
         vertx.setTimer(TimeUnit.SECONDS.toMillis(PREPARE_RETRY_SECONDS),
           id -> prepareWhenTheDatabaseAnswers(unleased, attempt + 1));
       });
+  }
+
+  /**
+   * Every right the gateway's statements use (refused naming {@code database.user}), then the id the database keeps in
+   * its schema, which the journals record beside what they hold (src/DESIGN.md §4 "Replay").
+   */
+  private Future<Void> checkRightsAndIdentify() {
+    return SqlStores.checkRightsAndIdentify(vertx, services.config().getDatabase())
+      .onSuccess(id -> services.state().databaseIdentified(id)).mapEmpty();
   }
 
   /** Whether {@code journal.dir} holds segment files an earlier run left (blocking: on a worker). */
@@ -342,7 +353,9 @@ public final class Gateway {
 
   /**
    * Graceful stop: readiness goes false, intake stops, everything pending is flushed, pools close, then the embedded
-   * database (if this gateway started one) stops.
+   * database (if this gateway started one) stops. Fails (once everything is stopped) when increments answered 202/204
+   * could be neither written nor kept: the journal's directory was removed while they were held, and the database did
+   * not take them all within {@code shutdown.timeout}.
    */
   public Future<Void> stop() {
     long startNanos = System.nanoTime();
@@ -355,7 +368,10 @@ public final class Gateway {
         POOL_CLOSE_BOUND_MS, "the read verticles"))
       .transform(reads -> bounded(Future.join(jobDeployments.stream().map(vertx::undeploy).toList()),
         POOL_CLOSE_BOUND_MS, "the job verticles"))
-      .transform(jobs -> stopEmbeddedDatabase(vertx, embedded));
+      .transform(jobs -> stopEmbeddedDatabase(vertx, embedded))
+      .compose(stopped -> services.state().lostCounters() == 0 ? Future.succeededFuture()
+        : Future.failedFuture(new IllegalStateException(services.state().lostCounters() + " counters answered 202/204 "
+          + "could not be written, and the journal's files that held them were removed from journal.dir")));
   }
 
   /**

@@ -86,11 +86,15 @@ public final class Main implements Callable<Integer> {
 
     CountDownLatch stopped = new CountDownLatch(1);
     AtomicBoolean stopping = new AtomicBoolean();
+    java.util.concurrent.atomic.AtomicReference<Throwable> lost = new java.util.concurrent.atomic.AtomicReference<>();
     Vertx running = vertx;
     Runnable shutdown = () -> {
       if (stopping.compareAndSet(false, true)) {
         LOG.info("stopping: no new increments, flushing what is pending");
-        gateway.stop().onComplete(done -> stopped.countDown());
+        gateway.stop().onComplete(done -> {
+          lost.set(done.cause());
+          stopped.countDown();
+        });
       }
     };
     // Our own signal handlers, not a shutdown hook: the flush must finish before the embedded database stops
@@ -115,6 +119,12 @@ public final class Main implements Callable<Integer> {
         Gateway.EXIT_RESTART_NEEDED);
       return Gateway.EXIT_RESTART_NEEDED;
     }
+    if (lost.get() != null) {
+      // never a clean "stopped" over answered increments that are neither in the database nor in a journal
+      LOG.atError().addKeyValue("event", "stopped_with_loss").log("stopped, but {}", lost.get().getMessage());
+      return 1;
+    }
+    // everything is flushed by now, or kept in the journal for the next start
     LOG.info("stopped");
     return 0;
   }

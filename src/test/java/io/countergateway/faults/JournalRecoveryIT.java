@@ -117,6 +117,73 @@ class JournalRecoveryIT extends JournalProcessSuite {
     }
   }
 
+  // --- the journal's directory removed under a running gateway -------------------------------------------------------
+
+  /**
+   * {@code rm -rf journal.dir} under load: accepted increments get 503 within the check's second, never 202 after it;
+   * with the database healthy the stop writes everything held and exits 0, every 202 counted once; with the database
+   * refusing writes at the stop, the stop says the held increments are lost and exits non-zero — never a clean stop.
+   */
+  @ParameterizedTest(name = "database refusing writes at the stop: {0}")
+  @ValueSource(booleans = {false, true})
+  @DisplayName("journal.dir removed under load: 503 journal_unavailable within a second and no 202 after; the stop writes what is held (exit 0, every 202 counted once) or, the database refusing, says what is lost and exits non-zero")
+  void directoryRemoved(boolean databaseRefusing) throws IOException {
+    FaultDatabase db = database();
+    String table = table("fault_jrec_rmdir");
+    int port = GatewayProcess.freePort();
+    JsonObject config = processConfig(db.writerConfig(tools), table, port);
+    Path dir = Path.of(config.getJsonObject("journal").getString("dir"));
+    String prefix = Faults.uniquePrefix("rmdir");
+    SqlConnection admin = await(db.connect(tools), 30);
+    try (GatewayProcess gateway = GatewayProcess.start("journal-rmdir-" + databaseRefusing, config)) {
+      gateway.awaitListening(Duration.ofSeconds(90));
+      IncrementLoad load = new IncrementLoad(tools, port, "downloads", prefix, 8, 8, 100_000, 20_000);
+      Future<Void> loadDone = load.start();
+      load.awaitAnswered(ANSWERED, 1_000);
+      if (databaseRefusing) {
+        await(db.readOnly(admin, true), 30); // what is answered from now on is held, in memory and the removed files
+        sleep(300);
+      }
+      long removedAt = System.nanoTime();
+      try (var files = Files.walk(dir)) {
+        files.sorted(java.util.Comparator.reverseOrder()).forEach(file -> file.toFile().delete());
+      }
+      sleep(2_500);
+      load.finish();
+      await(loadDone, 60);
+      long noticedBy = removedAt + TimeUnit.MILLISECONDS.toNanos(1_500);
+      Map<String, Integer> answersAfter = new TreeMap<>();
+      for (Outcome outcome : load.outcomes()) {
+        if (outcome.answeredAt - noticedBy > 0) {
+          answersAfter.merge(outcome.status + " " + outcome.error, 1, Integer::sum);
+        }
+      }
+      int exit = gateway.stopGracefully(Duration.ofSeconds(60));
+      List<String> log = gateway.logLines();
+      if (databaseRefusing) {
+        await(db.readOnly(admin, false), 30);
+      }
+      Ledger.Verdict verdict = settled(IncrementLoad.ledger("journal.dir removed", load.outcomes()), table, "downloads",
+        prefix, databaseRefusing ? 3_000 : 20_000);
+      System.out.println(verdict.summary() + " | answered 1.5 s after the removal: " + answersAfter + ", exit " + exit
+        + "\n" + gateway.logTail());
+      assertThat(log).as("an ERROR naming the directory").anyMatch(line -> line.contains("journal_unreachable")
+        && line.contains(dir.toAbsolutePath().normalize().toString()));
+      assertThat(answersAfter.keySet()).as("answers 1.5 s after the removal").isNotEmpty()
+        .noneMatch(answer -> answer.startsWith("202")).contains("503 journal_unavailable");
+      assertThat(verdict.overCounted).as("counted twice").isZero();
+      if (databaseRefusing) {
+        assertThat(exit).as("the stop that could not keep what it held").isNotZero();
+        assertThat(log).as("the stop's line").anyMatch(line -> line.contains("stopped_with_loss"));
+      } else {
+        assertThat(exit).as("the stop that wrote everything").isZero();
+        verdict.assertHoldsAllAnswered();
+      }
+    } finally {
+      await(db.readOnly(admin, false).eventually(admin::close), 30);
+    }
+  }
+
   // --- one damaged frame --------------------------------------------------------------------------------------------
 
   @Test
@@ -407,6 +474,47 @@ class JournalRecoveryIT extends JournalProcessSuite {
     assertThat(inNewTable).as("increments the journal held for %s written into %s", table, other).isZero();
     assertThat(movedExit).as("the start on another table is refused").isNotNull().isNotZero();
     assertThat(movedLog).as("a line naming database.table").anyMatch(line -> line.contains("database.table"));
+  }
+
+  /**
+   * A journal killed during an outage (increments and flushes formed but not settled), then started against another
+   * database — MariaDB instead of PostgreSQL, another database name on the same server — and with a namespace made
+   * windowed: each start refused in one line naming its key and the counts held, and the original configuration then
+   * writes every 202 once.
+   */
+  @Test
+  @DisplayName("another database (database.kind, database.name) or a namespace made windowed while the journal holds work: each start refused naming its key and the counts held, nothing lost")
+  void otherDatabaseOrWindowRefused() {
+    String table = table("fault_jrec_target");
+    Held held = heldAcrossStop("journal-target", table, true);
+    JsonObject mariadb = held.config.copy();
+    mariadb.put("database", FaultDatabase.MARIADB.config().copy().put("table", table));
+    JsonObject otherName = held.config.copy();
+    otherName.getJsonObject("database").put("name", "postgres");
+    JsonObject windowed = held.config.copy();
+    windowed.getJsonObject("namespaces").put("likes", new JsonObject().put("window", new JsonObject()
+      .put("bucket", "hour")));
+    Map<String, List<String>> logs = new TreeMap<>();
+    Map<String, Integer> exits = new TreeMap<>();
+    for (Map.Entry<String, JsonObject> start : Map.of("database.kind", mariadb, "database.name", otherName,
+      "namespaces.likes.window", windowed).entrySet()) {
+      try (GatewayProcess other = GatewayProcess.start("journal-target-" + start.getKey(), start.getValue())) {
+        Integer exit = startRefusedOrListening(other);
+        if (exit == null) {
+          sleep(3_000); // what it does with what the journal held
+          other.stopGracefully(Duration.ofSeconds(60));
+        }
+        exits.put(start.getKey(), exit);
+        logs.put(start.getKey(), other.logLines());
+        System.out.println("start moving " + start.getKey() + ": exit " + exit + "\n" + other.logTail());
+      }
+    }
+    nothingLost(held, table);
+    logs.forEach((key, log) -> {
+      assertThat(exits.get(key)).as("the start moving %s is refused", key).isNotNull().isNotZero();
+      assertThat(log).as("one line naming %s and what the journal holds", key)
+        .anyMatch(line -> line.contains(key + ": ") && line.contains("counters and") && line.contains("flushes"));
+    });
   }
 
   @Test

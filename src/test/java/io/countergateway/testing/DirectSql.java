@@ -61,4 +61,9 @@ public final class DirectSql {
     Object value = row.getValue(0);
     return value == null ? 0 : ((Number) value).longValue();
   }
+
+  public static String stringValue(Pool pool, String query) {
+    Row row = GatewayFixture.await(pool.query(query).execute()).iterator().next();
+    return row.getString(0);
+  }
 }

@@ -16,6 +16,7 @@ import io.countergateway.internal.write.Coalescer;
 import io.countergateway.internal.write.IdempotentIncrements;
 import io.countergateway.internal.write.WritePath;
 import io.countergateway.internal.write.journal.Journal;
+import io.countergateway.internal.write.journal.JournalTarget;
 import io.micrometer.core.instrument.Tags;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
@@ -67,8 +68,15 @@ public class IngestVerticle extends VerticleBase {
         return null;
       }).compose(checked -> start(null));
     }
-    return Journal.open(vertx, config.getJournal(), config.getDatabase().getTable(), index, instances,
-      full -> services.state().writerShedding(full)).compose(this::start);
+    return Journal.open(vertx, config.getJournal(), JournalTarget.of(config, services.state().databaseId()), index,
+        instances, full -> services.state().writerShedding(full))
+      .onSuccess(journal -> {
+        boolean holdsWork = !journal.recovered().pending().isEmpty() || !journal.recovered().unsettled().isEmpty();
+        if (holdsWork && journal.writtenFor().databaseId() != null) {
+          services.state().journalHoldsWorkFor(journal.writtenFor().databaseId());
+        }
+      })
+      .compose(this::start);
   }
 
   private Future<?> start(Journal journal) {
@@ -138,7 +146,11 @@ public class IngestVerticle extends VerticleBase {
       .timeout(timeoutMs, TimeUnit.MILLISECONDS)
       .onComplete(done -> {
         int held = writes.countersHeld();
-        if (done.succeeded() && writes.leftInJournal()) {
+        if (held > 0 && writes.journalUnreachable()) {
+          // held only in memory and in files removed from journal.dir: a restart finds none of it
+          services.state().drained(heldAtStop - held, 0);
+          services.state().lostAtStop(held);
+        } else if (done.succeeded() && writes.leftInJournal()) {
           services.state().drained(heldAtStop - held, 0);
           services.state().leftInJournal(held);
         } else {

@@ -41,6 +41,56 @@ public final class GatewayState implements WriterHealth {
   private final NamespaceTally taken = new NamespaceTally();
   private final Promise<Throwable> journalFailure = Promise.promise();
 
+  /** The id the database keeps in its schema (step 010), once read at start; null while it has not answered. */
+  private volatile String databaseId;
+  /** The database ids the journals' held work was written for (their replays' record), for a database that answers late. */
+  private final java.util.Set<String> journalDatabaseIds = ConcurrentHashMap.newKeySet();
+  /** Counters answered 202/204 that a stop could neither write nor keep in the journal (its files were removed). */
+  private final AtomicLong lostCounters = new AtomicLong();
+
+  public String databaseId() {
+    return databaseId;
+  }
+
+  public void databaseIdentified(String id) {
+    databaseId = id;
+    refuseIfNotTheJournals();
+  }
+
+  /** A journal replay holds work written for the database that keeps {@code id}. */
+  public void journalHoldsWorkFor(String id) {
+    journalDatabaseIds.add(id);
+    refuseIfNotTheJournals();
+  }
+
+  /**
+   * A database that answered only after a start without it, and keeps another id than the one a journal's held work
+   * was written for: a start with it answering would have been refused (see {@code JournalTarget}). Said at ERROR;
+   * the write path is not held back, so the operator must stop the gateway (docs/operations.md).
+   */
+  private synchronized void refuseIfNotTheJournals() {
+    String id = databaseId;
+    java.util.Set<String> others = new java.util.TreeSet<>(journalDatabaseIds);
+    others.remove(id);
+    if (id == null || others.isEmpty()) {
+      return;
+    }
+    LOG.atError().addKeyValue("event", "journal_database_mismatch")
+      .log("database.host: the database that answers now keeps id {}, but the journal in journal.dir holds work "
+        + "written for the database that keeps {}: stop the gateway, and point database.kind, host, port and name at "
+        + "that database until a clean stop has written it", id, String.join(", ", others));
+  }
+
+  /** One coalescer's part of a stop: counters answered 202/204 it could not write, held only in removed files. */
+  public void lostAtStop(int counters) {
+    lostCounters.addAndGet(counters);
+  }
+
+  /** Counters answered 202/204 that the stop lost (see {@link #lostAtStop}); the process exits non-zero then. */
+  public long lostCounters() {
+    return lostCounters.get();
+  }
+
   /** Increments taken per namespace since start, by every ingest verticle. */
   public NamespaceTally taken() {
     return taken;
@@ -125,6 +175,14 @@ public final class GatewayState implements WriterHealth {
   }
 
   public void logDrain(long startNanos) {
+    long lost = lostCounters.get();
+    if (lost > 0) {
+      LOG.atError().addKeyValue("event", "drain").addKeyValue("counters_flushed", drainedCounters.get())
+        .addKeyValue("counters_lost", lost).addKeyValue("duration_ms", millisSince(startNanos))
+        .log("drain incomplete and the journal's files were removed from journal.dir: {} counters answered 202/204 "
+          + "could not be written and are lost; exiting non-zero", lost);
+      return;
+    }
     long left = undrainedCounters.get();
     long journaled = journaledCounters.get();
     if (left == 0 && journaled > 0) {

@@ -47,7 +47,19 @@ public final class SchemaUpgrade {
    */
   public static List<String> tables(String table) {
     return List.of(table + "_schema", table + "_flushes", table + "_flush_sources", table + "_rollups",
-      table + "_idempotency", table + "_lanes", table + "_windows", table + "_uniques", table + "_visitor_salts", table);
+      table + "_idempotency", table + "_lanes", table + "_windows", table + "_uniques", table + "_visitor_salts",
+      table + "_identity", table);
+  }
+
+  /**
+   * The id the database keeps in {@code <table>_identity} (step 010): made at random once, so it names this database's
+   * data wherever it is reached from, and differs for any other database, or one made anew.
+   */
+  public Future<String> identity(Pool pool) {
+    return pool.query("SELECT id FROM " + table + "_identity WHERE singleton = 1").execute().compose(rows -> rows.size() == 1
+      ? Future.succeededFuture(rows.iterator().next().getString(0))
+      : Future.failedFuture(new IllegalStateException(table + "_identity holds no row: apply "
+        + "src/main/resources" + SchemaScript.resource(dialect(), 10) + " again (it adds the row when missing)")));
   }
 
   /** The version this gateway brings the database to. */

@@ -187,6 +187,18 @@ public final class SqlStores {
   }
 
   /**
+   * Once the schema is there: every right the gateway's statements use ({@link DatabaseRights}, refused naming
+   * {@code database.user}), then the database's identity ({@link SchemaUpgrade#identity}), which the journal records
+   * beside what it holds. One connection, closed after.
+   */
+  public static Future<String> checkRightsAndIdentify(Vertx vertx, DatabaseOptions options) {
+    Pool pool = pool(vertx, options, "start-checks", 1);
+    return DatabaseRights.check(pool, options)
+      .compose(v -> new SchemaUpgrade(options.isPostgres(), options.getTable()).identity(pool))
+      .eventually(pool::close);
+  }
+
+  /**
    * Opens one connection outside any pool and closes it (PostgreSQL: four, see {@link PoolerProbe}): whether the
    * configured server answers in the configured protocol and takes the credentials, before any pool is made.
    * Bounded by {@code timeoutMs} whatever the server does: a PostgreSQL port waits for the client to speak first, as

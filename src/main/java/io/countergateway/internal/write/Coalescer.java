@@ -468,7 +468,9 @@ public final class Coalescer {
   /**
    * Stops intake and flushes everything pending; completes when nothing is left. With a journal, a drain that finds
    * the database failing does not wait: what is pending is in the journal (accepted increments) or is answered now
-   * (a waiting request: 503 if its delta was still pending, 504 if in a flush), and a restart replays the journal.
+   * (a waiting request: 503 if its delta was still pending, 504 if in a flush), and a restart replays the journal —
+   * unless the journal's directory was removed ({@link Journal#unreachable()}): nothing is kept for a restart then,
+   * so the drain goes on until it wrote everything or the stop's timeout ends it.
    */
   public Future<Void> drain() {
     checkContext();
@@ -481,7 +483,8 @@ public final class Coalescer {
         check[0] = vertx.setPeriodic(100, id -> {
           if (drained.future().isComplete()) {
             vertx.cancelTimer(check[0]);
-          } else if (writer.isFailing()) {
+          } else if (writer.isFailing() && !journal.unreachable()) {
+            // a journal whose directory was removed keeps nothing for a restart: the drain goes on to the timeout
             vertx.cancelTimer(check[0]);
             leaveInJournal();
           }
@@ -498,6 +501,11 @@ public final class Coalescer {
     }
     vertx.cancelTimer(sweepTimerId);
     drained.tryComplete();
+  }
+
+  /** The journal's directory was removed under it: what is held lives only here and in files no restart finds. */
+  public boolean journalUnreachable() {
+    return journal != null && journal.unreachable();
   }
 
   /** The drain gave up on a failing database and left what is pending to the journal's replay. */

@@ -215,6 +215,11 @@ public final class WritePath {
     return coalescer.leftInJournal();
   }
 
+  /** The journal's directory was removed under it (see {@code Journal.unreachable()}). */
+  public boolean journalUnreachable() {
+    return coalescer.journalUnreachable();
+  }
+
   /** After the drain: the flush sources and the journal (see {@link Coalescer#close}), then the pool. */
   public Future<Void> close() {
     return coalescer.close().eventually(store::close);

@@ -108,6 +108,15 @@ final class DiskFiles implements JournalFiles {
   }
 
   @Override
+  public Object fileKey(Path file) throws IOException {
+    try {
+      return Files.readAttributes(file, java.nio.file.attribute.BasicFileAttributes.class).fileKey();
+    } catch (java.nio.file.NoSuchFileException gone) {
+      return null;
+    }
+  }
+
+  @Override
   public Closeable lock(Path file) throws IOException {
     FileChannel channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
     FileLock lock;

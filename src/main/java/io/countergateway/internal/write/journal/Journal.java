@@ -98,6 +98,7 @@ public final class Journal {
   private final JournalWriter writer;
   private final Consumer<Boolean> fullChanged;
   private final Recovered recovered;
+  private final JournalTarget writtenFor;
 
   private final JournalRecords.Out buffer = new JournalRecords.Out(64 * 1024);
   private final byte[] header = new byte[Frames.FRAME_HEADER_BYTES + Frames.MAX_ID_BYTES];
@@ -131,6 +132,8 @@ public final class Journal {
   private long heldCheckedAt = System.nanoTime() - 1_000_000_000L;
   private boolean failed;
   private final Promise<Throwable> failure = Promise.promise();
+  /** {@code journal.dir} no longer names the files written: what they hold lives on only until they are closed. */
+  private boolean unreachable;
   private boolean closed;
   private Future<Void> closing;
   private long releaseTimer = -1;
@@ -154,6 +157,7 @@ public final class Journal {
     this.writerThread = writerThread;
     this.fullChanged = fullChanged;
     this.recovered = start.recovered();
+    this.writtenFor = start.writtenFor();
     this.current = start.current();
     current.startLsn = 0;
     current.endLsn = start.snapshotBytes();
@@ -167,7 +171,7 @@ public final class Journal {
       journaledFlushes.add(id);
       (recovered.neverSent().contains(flush.id()) ? recordedNeverSent : sentOnce).add(id);
     }
-    this.writer = new JournalWriter(writerThread, context, always, new JournalWriter.Listener() {
+    this.writer = new JournalWriter(writerThread, files.files, context, always, new JournalWriter.Listener() {
       @Override
       public void progress(long written, long forced) {
         Journal.this.progress(written, forced);
@@ -176,6 +180,11 @@ public final class Journal {
       @Override
       public void failed(Throwable cause) {
         fail(cause);
+      }
+
+      @Override
+      public void unreachable(Path file) {
+        Journal.this.unreachable(file);
       }
     });
     this.segments = new Segments(vertx, fileWorker, files, options.getSegmentBytes(),
@@ -191,28 +200,41 @@ public final class Journal {
   }
 
   /**
-   * Opens the journal of ingest verticle {@code index} of {@code instances}, on that verticle's event loop, for the
-   * counters table {@code table}: replays the streams it inherits (see {@link JournalRecovery}); {@link #recovered()}
+   * Opens the journal of ingest verticle {@code index} of {@code instances}, on that verticle's event loop, for
+   * {@code target} (the database, the counters table, the namespaces' windows): replays the streams it inherits (see
+   * {@link JournalRecovery}), refusing work held for another target (see {@link JournalTarget}); {@link #recovered()}
    * then tells the coalescer what to hold and resolve. {@code fullChanged} hears when the journal starts and stops
    * refusing accepted increments.
    */
+  public static Future<Journal> open(Vertx vertx, JournalOptions options, JournalTarget target, int index,
+                                     int instances, Consumer<Boolean> fullChanged) {
+    return open(vertx, options, JournalFiles.disk(), target, index, instances, fullChanged);
+  }
+
+  /** For the counters table {@code table} only: the database and the namespaces are not checked. */
   public static Future<Journal> open(Vertx vertx, JournalOptions options, String table, int index, int instances,
                                      Consumer<Boolean> fullChanged) {
-    return open(vertx, options, JournalFiles.disk(), table, index, instances, fullChanged);
+    return open(vertx, options, JournalFiles.disk(), JournalTarget.tableOnly(table), index, instances, fullChanged);
   }
 
   /** {@link #open(Vertx, JournalOptions, String, int, int, Consumer)} on the file operations {@code files}. */
   public static Future<Journal> open(Vertx vertx, JournalOptions options, JournalFiles files, String table, int index,
                                      int instances, Consumer<Boolean> fullChanged) {
+    return open(vertx, options, files, JournalTarget.tableOnly(table), index, instances, fullChanged);
+  }
+
+  /** {@link #open(Vertx, JournalOptions, JournalTarget, int, int, Consumer)} on the file operations {@code files}. */
+  public static Future<Journal> open(Vertx vertx, JournalOptions options, JournalFiles files, JournalTarget target,
+                                     int index, int instances, Consumer<Boolean> fullChanged) {
     // one thread each, so each runs its tasks in the order given; they are submitted unordered because Vert.x orders
     // "ordered" tasks per calling context, across executors: the writer's passes would wait behind a segment's making
     String name = "journal-" + index + "-" + Integer.toHexString(System.identityHashCode(new Object()));
     WorkerExecutor fileWorker = vertx.createSharedWorkerExecutor(name, 1, 5, TimeUnit.MINUTES);
     WorkerExecutor writerThread = vertx.createSharedWorkerExecutor(name + "-writer", 1, 5, TimeUnit.MINUTES);
     SegmentFiles segmentFiles = new SegmentFiles(files, Path.of(options.getDir()).toAbsolutePath().normalize(), index,
-      table);
+      target.table());
     return fileWorker.<JournalRecovery.Result>executeBlocking(
-        () -> JournalRecovery.recover(segmentFiles, options, instances), false)
+        () -> JournalRecovery.recover(segmentFiles, options, target, instances), false)
       .map(start -> new Journal(vertx, options, segmentFiles, fileWorker, writerThread, fullChanged, start))
       .onFailure(e -> {
         fileWorker.close();
@@ -265,6 +287,14 @@ public final class Journal {
     return recovered;
   }
 
+  /**
+   * What this run's work is for: the configured target, but while the database has not answered, the database that
+   * the carried-over work was written for (it must prove to be that one before anything is written to it).
+   */
+  public JournalTarget writtenFor() {
+    return writtenFor;
+  }
+
   /** The coalescer's lowest needed position (see the class comment); segments wholly below it are deleted. */
   public void neededBy(LongSupplier lowestNeeded) {
     this.needed = lowestNeeded;
@@ -283,7 +313,7 @@ public final class Journal {
    */
   public void checkRoom(long bytes) {
     checkContext();
-    if (failed || closed) {
+    if (failed || closed || unreachable) {
       throw ApiError.unavailable("journal_unavailable", "the journal cannot be written; accepted increments are refused "
         + "(ack=commit still works); retry shortly");
     }
@@ -341,7 +371,7 @@ public final class Journal {
    * {@code everyMs} and {@code off}. Fails when the journal could not keep it, and once the journal failed or closed.
    */
   public Future<Void> committed() {
-    if (failed) {
+    if (failed || unreachable) {
       return Future.failedFuture(unavailable());
     }
     if (always ? durableLsn >= appendedLsn : writtenLsn >= appendedLsn) {
@@ -350,7 +380,9 @@ public final class Journal {
     if (closed) {
       return Future.failedFuture(new IllegalStateException("the journal is closed"));
     }
-    return always ? durable(appendedLsn) : written(appendedLsn);
+    // a pass that found the directory gone tells so before its progress: what it wrote is answered as not kept
+    return (always ? durable(appendedLsn) : written(appendedLsn)).compose(written -> unreachable
+      ? Future.failedFuture(unavailable()) : DONE);
   }
 
   /**
@@ -541,8 +573,9 @@ public final class Journal {
     }).compose(unused -> {
       List<Segment> held = List.copyOf(live);
       boolean delete = nothingHeld && !failed;
+      boolean directoryGone = unreachable;
       return fileWorker.<Void>executeBlocking(() -> {
-        files.close(held, unused, delete);
+        files.close(held, unused, delete, directoryGone);
         return null;
       }, false);
     }).eventually(() -> {
@@ -699,6 +732,31 @@ public final class Journal {
     failWaiters(cause);
   }
 
+  /**
+   * {@code journal.dir} no longer names the segment written last (the directory was removed or replaced): what the
+   * journal holds is in files no restart will find. It fails closed for intake (503 {@code journal_unavailable},
+   * readiness 503; an answer waiting for a write is not given as 202), and goes on recording flushes in the files it
+   * has open, so the drain still writes what is held to the database; a stop that cannot is reported as a loss
+   * (src/DESIGN.md §4 "Journal").
+   */
+  void unreachable(Path file) {
+    if (unreachable || failed || closed) {
+      return;
+    }
+    unreachable = true;
+    LOG.atError().addKeyValue("event", "journal_unreachable").addKeyValue("dir", dir.toString())
+      .addKeyValue("file", file.toString())
+      .log("the journal directory {} no longer holds the journal's files (removed or replaced while the gateway runs): "
+        + "accepted increments get 503; what the journal holds is written to the database, and a stop that cannot "
+        + "write it all says so and exits non-zero; restart the gateway once journal.dir is back", dir);
+    updateFull();
+  }
+
+  /** The journal's directory no longer names its files (see {@link #unreachable(Path)}). */
+  public boolean unreachable() {
+    return unreachable;
+  }
+
   private static ApiError unavailable() {
     return ApiError.unavailable("journal_unavailable", "the journal cannot be written; retry shortly");
   }
@@ -720,10 +778,13 @@ public final class Journal {
 
   /** Deletes the segments wholly below the lowest needed position; updates the byte and age gauges. */
   void release() {
-    if (closed || failed) {
-      // a failed journal keeps every segment for the replay after the restart
+    if (closed || failed || unreachable) {
+      // a failed journal keeps every segment for the replay after the restart; an unreachable one deletes nothing by
+      // names that are not its files' any more
       return;
     }
+    // the directory's check when the writer is idle or its policy forces seldom
+    writer.askCheck(current);
     long now = System.currentTimeMillis();
     if (checkpoints.isEmpty() || checkpoints.peekLast().lsn < appendedLsn) {
       checkpoints.addLast(new Checkpoint(appendedLsn, now));
@@ -758,7 +819,7 @@ public final class Journal {
 
   /** Tells {@code fullChanged} whether accepted increments are refused now, when that changed. */
   private void updateFull() {
-    boolean nowFull = failed || overBound || segments.noRoom() || !segments.hasReserve();
+    boolean nowFull = failed || unreachable || overBound || segments.noRoom() || !segments.hasReserve();
     if (full != nowFull) {
       full = nowFull;
       fullChanged.accept(nowFull);

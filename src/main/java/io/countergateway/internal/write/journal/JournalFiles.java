@@ -50,6 +50,13 @@ public interface JournalFiles {
   /** Creates the directory and its parents if missing. */
   void createDirectories(Path dir) throws IOException;
 
+  /**
+   * What names the file itself (its inode), or null when no file has that name: the journal compares its open
+   * segment's with the one {@code journal.dir} names now, to notice the directory removed under it. Not an operation
+   * on the journal's bytes, so fault tests do not count it.
+   */
+  Object fileKey(Path file) throws IOException;
+
   /** An exclusive lock on {@code file} (created if missing), held until closed; null when another process holds it. */
   Closeable lock(Path file) throws IOException;
 

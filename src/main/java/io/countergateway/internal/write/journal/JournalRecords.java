@@ -31,6 +31,9 @@ import java.util.List;
  *   the next statement of it is sent. The last one read is what a replay knows.</li>
  *   <li>{@code SNAPSHOT_BEGIN} … {@code SNAPSHOT_END}: what a replay carried over; a complete snapshot supersedes
  *   everything before it in its stream and the files it names.</li>
+ *   <li>{@code WRITTEN_FOR}: what the run's work is for ({@link JournalTarget}: the database's kind, host, port, name
+ *   and id, the table, each namespace's window); in the snapshot's frame, after {@code SNAPSHOT_END}, so a release
+ *   that does not know it still reads the whole snapshot before it stops at this record.</li>
  * </ul>
  */
 public final class JournalRecords {
@@ -42,6 +45,7 @@ public final class JournalRecords {
   static final byte SNAPSHOT_END = 6;
   /** Not 7 or 8: those are frame kinds of their own ({@link Frames#TAKEN}, {@link Frames#COPY}). */
   static final byte ATTEMPTS = 9;
+  static final byte WRITTEN_FOR = 10;
 
   private JournalRecords() {
   }
@@ -62,6 +66,10 @@ public final class JournalRecords {
     void snapshotBegin();
 
     void snapshotEnd(List<String> files);
+
+    /** What the run's work is for; journals of releases before it have none. */
+    default void writtenFor(JournalTarget target) {
+    }
   }
 
   /** A generous upper bound of an increment's bytes in a record, for the journal's byte bound before it is taken. */
@@ -214,6 +222,21 @@ public final class JournalRecords {
     files.forEach(out::string);
   }
 
+  static void writtenFor(Out out, JournalTarget target) {
+    out.put(WRITTEN_FOR);
+    out.string(target.kind());
+    out.string(target.host());
+    out.varint(target.port());
+    out.string(target.name());
+    out.string(target.table());
+    out.string(target.databaseId() == null ? "" : target.databaseId());
+    out.varint(target.windows().size());
+    new java.util.TreeMap<>(target.windows()).forEach((namespace, window) -> {
+      out.string(namespace);
+      out.string(window);
+    });
+  }
+
   private static void rows(Out out, List<FlushRow> rows) {
     out.varint(rows.size());
     for (FlushRow row : rows) {
@@ -275,6 +298,24 @@ public final class JournalRecords {
             files.add(string(payload));
           }
           visitor.snapshotEnd(files);
+        }
+        case WRITTEN_FOR -> {
+          String kind = string(payload);
+          String host = string(payload);
+          long port = varint(payload);
+          String name = string(payload);
+          String table = string(payload);
+          String databaseId = string(payload);
+          int n = count(payload);
+          java.util.Map<String, String> windows = new java.util.TreeMap<>();
+          for (int i = 0; i < n; i++) {
+            windows.put(string(payload), string(payload));
+          }
+          if (port < 0 || port > 65_535) {
+            throw new IllegalArgumentException("port " + port);
+          }
+          visitor.writtenFor(new JournalTarget(kind, host, (int) port, name, table,
+            databaseId.isEmpty() ? null : databaseId, windows));
         }
         default -> throw new IllegalArgumentException("unknown record type " + type);
       }

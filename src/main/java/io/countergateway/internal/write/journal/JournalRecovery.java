@@ -39,7 +39,7 @@ final class JournalRecovery {
 
   /** What the journal starts from. {@code reserve} and {@code restartRoom} are null when there was no room for them. */
   record Result(Journal.Recovered recovered, Segment current, Segment reserve, Segment restartRoom, long nextSegno,
-                long snapshotBytes) {
+                long snapshotBytes, JournalTarget writtenFor) {
   }
 
   /** One stream read: what it holds, the tables its files were written for, the files that held no frame. */
@@ -72,19 +72,20 @@ final class JournalRecovery {
     return (int) (options.getSegmentBytes() / 4);
   }
 
-  static Result recover(SegmentFiles segments, JournalOptions options, int instances) throws IOException {
+  static Result recover(SegmentFiles segments, JournalOptions options, JournalTarget target, int instances)
+    throws IOException {
     long started = System.nanoTime();
     segments.lock();
     try {
-      return recoverLocked(segments, options, instances, started);
+      return recoverLocked(segments, options, target, instances, started);
     } catch (IOException | RuntimeException e) {
       segments.unlock();
       throw e;
     }
   }
 
-  private static Result recoverLocked(SegmentFiles segments, JournalOptions options, int instances, long started)
-    throws IOException {
+  private static Result recoverLocked(SegmentFiles segments, JournalOptions options, JournalTarget target, int instances,
+                                     long started) throws IOException {
     boolean always = options.getFsync() == JournalOptions.Fsync.ALWAYS;
     Map<Integer, TreeMap<Long, Path>> streams = new TreeMap<>();
     List<Path> temporary = new ArrayList<>();
@@ -122,8 +123,12 @@ final class JournalRecovery {
     Set<String> tables = new HashSet<>();
     List<Path> empty = new ArrayList<>(temporary);
     ReplayReport report = ReplayReport.NOTHING;
+    JournalTarget heldFor = null;
     for (StreamRead read : reads.values()) {
       Reduction reduction = read.reduction();
+      if (reduction.writtenFor != null && (!reduction.pending.isEmpty() || !reduction.unsettled.isEmpty())) {
+        heldFor = reduction.writtenFor; // the streams of one directory were written by one gateway's runs
+      }
       reduction.pending.forEach((key, delta) -> pending.merge(key, delta, (a, b) -> a + b == 0 ? null : a + b));
       unsettled.addAll(reduction.unsettled.values());
       reduction.neverSent.forEach(id -> neverSent.add(FlushId.parse(id)));
@@ -133,10 +138,16 @@ final class JournalRecovery {
         reduction.tail, reduction.reconstructed, reduction.dropped));
     }
     checkTable(segments, tables, pending.size(), unsettled.size());
+    JournalTarget.Held held = JournalTarget.Held.of(pending.keySet(), unsettled);
+    ConfigException refused = target.refusal(heldFor, held, segments.dir);
+    if (refused != null) {
+      throw refused;
+    }
+    JournalTarget recorded = target.recorded(heldFor, held);
     List<Path> read = streams.values().stream().flatMap(files -> files.values().stream())
       .filter(file -> !empty.contains(file)).toList();
 
-    byte[] frame = snapshotFrame(pending, unsettled, neverSent, read);
+    byte[] frame = snapshotFrame(pending, unsettled, neverSent, read, recorded);
     // what holds nothing goes first: on a full disk, the last run's spare and reserve make the room for the snapshot
     segments.delete(empty);
     long segno = highest + 1;
@@ -156,7 +167,7 @@ final class JournalRecovery {
     Segment restartRoom = reserve == null ? null : unusedSegment(segments, segno + 2, restartRoomBytes(options));
     log(segments, report, read.size() + empty.size(), pending.size(), unsettled.size(), started);
     return new Result(new Journal.Recovered(pending, unsettled, neverSent, report), current, reserve, restartRoom, segno + 3,
-      frame.length - Frames.FRAME_HEADER_BYTES);
+      frame.length - Frames.FRAME_HEADER_BYTES, recorded);
   }
 
   /** The reserve or the restart room (see {@link Segments}); null when there is no room for it. */
@@ -263,9 +274,12 @@ final class JournalRecovery {
       + JournalOptions.DIR.name() + " to give them up");
   }
 
-  /** The snapshot frame: what the streams still hold, and the files it was made from (which it supersedes). */
+  /**
+   * The snapshot frame: what the streams still hold, the files it was made from (which it supersedes), and what the
+   * run's work is for.
+   */
   private static byte[] snapshotFrame(Map<CounterKey, Long> pending, List<Flush> unsettled, Set<FlushId> neverSent,
-                                      List<Path> read) {
+                                      List<Path> read, JournalTarget target) {
     JournalRecords.Out payload = new JournalRecords.Out(1024);
     JournalRecords.snapshotBegin(payload);
     for (Flush flush : unsettled) {
@@ -286,6 +300,7 @@ final class JournalRecovery {
       JournalRecords.increments(payload, batch);
     }
     JournalRecords.snapshotEnd(payload, read.stream().map(file -> file.getFileName().toString()).toList());
+    JournalRecords.writtenFor(payload, target);
     CRC32C crc = new CRC32C();
     crc.update(payload.array(), 0, payload.length());
     byte[] header = new byte[Frames.FRAME_HEADER_BYTES];

@@ -20,6 +20,10 @@ import java.util.concurrent.TimeUnit;
  * the next write never waits for the event loop to hear of the last. An idle writer is started by the first frame
  * queued, at once: its fsync then overlaps the event loop's reading of the requests after it.
  *
+ * <p>Every pass that forces (and one the event loop asks for, about once a second) also asks the directory whether it still names the segment last written by that file
+ * ({@link JournalFiles#fileKey}): a {@code journal.dir} removed or replaced under a running gateway leaves its frames
+ * in files no restart will find, and the event loop hears of it before it hears of that pass's progress.
+ *
  * <p>A segment rolled away from is forced and closed once its last frames are written, before the force that covers a
  * later segment's frames: a replay never finds a forced frame whose predecessors did not reach the disk. A failed
  * write or force stops the writer for good; the event loop hears of it once.
@@ -36,6 +40,9 @@ final class JournalWriter {
     void progress(long written, long forced);
 
     void failed(Throwable cause);
+
+    /** {@code file} is not what the directory names any more (removed, or replaced); told once, before progress. */
+    void unreachable(java.nio.file.Path file);
   }
 
   /**
@@ -57,6 +64,7 @@ final class JournalWriter {
   }
 
   private final WorkerExecutor executor;
+  private final JournalFiles files;
   private final Context context;
   private final boolean always;
   private final Listener listener;
@@ -68,15 +76,19 @@ final class JournalWriter {
   private final ArrayDeque<Chunk> spareChunks = new ArrayDeque<>();
   private long queueEndLsn;
   private boolean forceAsked;
+  private boolean checkAsked;
+  private Segment checkSegment;
   private List<Segment> toClose = new ArrayList<>();
   private boolean writing;
   private boolean stopped;
 
   // the writer's
   private Segment lastWritten;
+  private boolean unreachableTold;
 
-  JournalWriter(WorkerExecutor executor, Context context, boolean always, Listener listener) {
+  JournalWriter(WorkerExecutor executor, JournalFiles files, Context context, boolean always, Listener listener) {
     this.executor = executor;
+    this.files = files;
     this.context = context;
     this.always = always;
     this.listener = listener;
@@ -136,6 +148,19 @@ final class JournalWriter {
     }
   }
 
+  /** The next pass checks the directory still names {@code current}, without forcing anything. */
+  void askCheck(Segment current) {
+    boolean start;
+    synchronized (lock) {
+      checkAsked = true;
+      checkSegment = current;
+      start = startIfIdle();
+    }
+    if (start) {
+      start();
+    }
+  }
+
   /** Under lock: whether the caller must start the writer. */
   private boolean startIfIdle() {
     if (writing || stopped) {
@@ -165,20 +190,26 @@ final class JournalWriter {
       ArrayDeque<Chunk> chunks;
       List<Segment> closing;
       boolean force;
+      boolean check;
+      Segment asked;
       long upTo;
       synchronized (lock) {
         recycle(written);
-        if (queue.isEmpty() && !forceAsked && toClose.isEmpty() || stopped) {
+        if (queue.isEmpty() && !forceAsked && !checkAsked && toClose.isEmpty() || stopped) {
           writing = false;
           return;
         }
         chunks = queue;
         closing = toClose;
         force = always || forceAsked;
+        check = force || checkAsked;
+        asked = checkSegment;
+        checkSegment = null;
         upTo = queueEndLsn;
         queue = new ArrayDeque<>();
         toClose = new ArrayList<>();
         forceAsked = false;
+        checkAsked = false;
       }
       try {
         for (Chunk chunk : chunks) {
@@ -195,6 +226,13 @@ final class JournalWriter {
         }
         if (force && lastWritten != null && lastWritten.dirty) {
           force(lastWritten);
+        }
+        Segment checked = asked != null ? asked : lastWritten;
+        if (check && checked != null && !unreachableTold
+          && !java.util.Objects.equals(checked.fileKey, files.fileKey(checked.path))) {
+          unreachableTold = true;
+          java.nio.file.Path file = checked.path;
+          context.runOnContext(v -> listener.unreachable(file));
         }
         long forced = force ? upTo : -1;
         context.runOnContext(v -> listener.progress(upTo, forced));

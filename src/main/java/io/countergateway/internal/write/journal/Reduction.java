@@ -66,6 +66,8 @@ final class Reduction implements JournalRecords.Visitor, FrameScanner.Sink {
   ReplayReport.Skipped tail = ReplayReport.Skipped.NONE;
   final List<String> reconstructed = new ArrayList<>();
   ReplayReport.Dropped dropped = ReplayReport.Dropped.NONE;
+  /** What the last run read recorded its work was for; null for a journal of a release that did not record it. */
+  JournalTarget writtenFor;
 
   /** Deltas pending before a damaged region that hid flush frames. */
   private static final class Doubt {
@@ -363,6 +365,11 @@ final class Reduction implements JournalRecords.Visitor, FrameScanner.Sink {
     // what was damaged before the snapshot was reported by the replay that wrote it
     damaged = ReplayReport.Skipped.NONE;
     tail = ReplayReport.Skipped.NONE;
+  }
+
+  @Override
+  public void writtenFor(JournalTarget target) {
+    writtenFor = target;
   }
 
   /** End of the stream: the damage after its last good frame, a snapshot that did not end, the doubts' outcome. */

@@ -11,6 +11,8 @@ final class Segment {
   final long segno;
   final JournalFiles.Channel channel;
   final int capacity;
+  /** What named the file when it was made ({@link JournalFiles#fileKey}): the directory must still name it so. */
+  final Object fileKey;
   // event loop
   /** Position of the first record in it; -1 while it holds none. */
   long startLsn = -1;
@@ -21,8 +23,9 @@ final class Segment {
   boolean dirty;
   boolean closed;
 
-  Segment(Path path, long segno, JournalFiles.Channel channel, int capacity, int position) {
+  Segment(Path path, long segno, JournalFiles.Channel channel, int capacity, int position, Object fileKey) {
     this.path = path;
+    this.fileKey = fileKey;
     this.segno = segno;
     this.channel = channel;
     this.capacity = capacity;

@@ -117,7 +117,7 @@ final class SegmentFiles {
         files.rename(at, name);
       }
       files.syncDirectory(dir);
-      return new Segment(name, segno, channel, capacity, position);
+      return new Segment(name, segno, channel, capacity, position, files.fileKey(name));
     } catch (IOException | RuntimeException e) {
       try {
         channel.close();
@@ -151,6 +151,26 @@ final class SegmentFiles {
    * {@code deleteAll}), deletes the unused ones, syncs the directory and releases the lock.
    */
   void close(List<Segment> live, List<Segment> unused, boolean deleteAll) throws IOException {
+    close(live, unused, deleteAll, false);
+  }
+
+  /**
+   * As {@link #close(List, List, boolean)}; with {@code directoryGone} (the directory no longer names these files)
+   * the channels are only closed: no name of the directory is the journal's any more.
+   */
+  void close(List<Segment> live, List<Segment> unused, boolean deleteAll, boolean directoryGone) throws IOException {
+    if (directoryGone) {
+      try {
+        for (List<Segment> segments : List.of(live, unused)) {
+          for (Segment segment : segments) {
+            closeChannel(segment);
+          }
+        }
+      } finally {
+        unlock();
+      }
+      return;
+    }
     try {
       for (Segment segment : live) {
         if (deleteAll) {

@@ -494,6 +494,20 @@ public final class FaultingFiles implements JournalFiles {
   }
 
   @Override
+  public synchronized Object fileKey(Path file) throws IOException {
+    if (crashed) {
+      throw new IOException("crashed");
+    }
+    return names.get(file);
+  }
+
+  /** Removes the directory and every name in it, as {@code rm -rf}: open channels keep their files. */
+  public synchronized void removeDirectory(Path dir) {
+    names.keySet().removeIf(path -> dir.equals(path.getParent()));
+    directories.remove(dir);
+  }
+
+  @Override
   public synchronized Closeable lock(Path file) throws IOException {
     operation(Op.LOCK, file);
     checkDirectory(file);

@@ -118,8 +118,8 @@ class JournalRecordsTest {
   @Test
   @DisplayName("a record that does not parse is refused: an unknown type, a count past its end, a slot out of range, a varint too long, a record cut short")
   void malformed() {
-    assertThatThrownBy(() -> JournalRecords.read(ByteBuffer.wrap(new byte[] {10}), new Recorded()))
-      .hasMessageContaining("unknown record type 10");
+    assertThatThrownBy(() -> JournalRecords.read(ByteBuffer.wrap(new byte[] {11}), new Recorded()))
+      .hasMessageContaining("unknown record type 11");
     assertThatThrownBy(() -> JournalRecords.read(ByteBuffer.wrap(new byte[] {JournalRecords.ATTEMPTS, 1, 'a', 2}),
       new Recorded())).hasMessageContaining("attempts of a: 2");
     assertThatThrownBy(() -> JournalRecords.read(ByteBuffer.wrap(new byte[] {JournalRecords.SETTLED, 5, 'a'}),

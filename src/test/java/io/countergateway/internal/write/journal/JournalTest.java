@@ -486,4 +486,26 @@ class JournalTest {
     Files.write(dir.resolve(SegmentFiles.fileName(0, 3) + ".tmp"), new byte[10]);
     Journal.refuseIfHeld(GatewayConfig.fromJson(config).getJournal());
   }
+
+  @Test
+  @DisplayName("a journal directory removed while running is noticed: accepted increments get 503, readiness turns 503, and flushes are still recorded so the drain can write what is held")
+  void directoryRemoved() throws IOException {
+    Journal journal = open();
+    loop.accept(journal, "before", 3);
+    try (Stream<Path> files = Files.walk(dir)) {
+      files.sorted(java.util.Comparator.reverseOrder()).forEach(file -> file.toFile().delete());
+    }
+    assertThat(Files.exists(dir)).isFalse();
+    loop.onLoop(() -> {
+      journal.release(); // the once-a-second tick asks the writer to check the directory
+      return null;
+    });
+    JournalLoop.until("the removal noticed", () -> loop.onLoop(journal::unreachable));
+    assertThat(loop.refusal(journal, 100)).isNotNull().extracting(ApiError::code).isEqualTo("journal_unavailable");
+    assertThat(loop.fullChanges).last().isEqualTo(true);
+    assertThat(JournalLoop.failure(loop.onLoop(journal::committed))).as("no answer is given as kept").isNotNull();
+    Flush flush = new Flush(FlushId.parse("src-0:1"), List.of(new FlushRow("likes", "before0", (short) 0, 1)));
+    await(loop.onLoop(() -> journal.formed(flush, List.of())));
+    loop.close(journal, false);
+  }
 }
