@@ -57,7 +57,7 @@ final class HotRoutes implements Handler<HttpServerRequest> {
   private static final CharSequence ALLOW_CREDENTIALS = HttpHeaders.createOptimized("Access-Control-Allow-Credentials");
   private static final CharSequence TRUE = HttpHeaders.createOptimized("true");
   private static final CharSequence EXPOSE_HEADERS = HttpHeaders.createOptimized("Access-Control-Expose-Headers");
-  private static final CharSequence EXPOSED = HttpHeaders.createOptimized(IncrementRoutes.DROPPED_HEADER + ", "
+  private static final CharSequence EXPOSED = HttpHeaders.createOptimized(IncrementRoutes.DROPPED_HEADER + ","
     + IncrementRoutes.FOLDED_HEADER);
   private static final String GIF_QUERY = "format=gif";
 
