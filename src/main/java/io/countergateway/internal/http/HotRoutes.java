@@ -5,7 +5,6 @@ import io.countergateway.config.NamespaceOptions;
 import io.countergateway.internal.write.IdempotentIncrements;
 import io.countergateway.internal.metrics.HttpRouteMeters;
 import io.countergateway.internal.model.ApiError;
-import io.countergateway.internal.model.Increment;
 import io.countergateway.internal.write.AckMode;
 import io.vertx.core.Handler;
 import io.vertx.core.MultiMap;
@@ -29,17 +28,18 @@ import java.util.regex.Pattern;
  * CORS and body handlers) cost a beacon about a fifth of its throughput (measured with a profiler). Here a request costs one
  * path split and the same validation, count and answer the router path runs ({@link IncrementRoutes#takeBeacon},
  * {@link IncrementRoutes#single(String, String, AckMode, Buffer, HttpServerResponse)}). A request goes to the router
- * when its path would need decoding or normalising ({@code %}, empty or dot segments), when it carries a
- * Transfer-Encoding or an authority the router would refuse; a beacon also when its Origin is not plainly one that
- * {@code http.corsOrigins} allows (the CORS handler then refuses it), when it has a query other than
- * {@code format=gif} or announces a body, and when its type or id is refused (the router then answers the error); an
+ * when its path would need normalising (empty or dot segments, even written {@code %2E}; a {@code %} anywhere but in
+ * a beacon's id, which both decode alike with {@link PathSegments}), when it carries a Transfer-Encoding or an
+ * authority the router would refuse; a beacon also when its Origin is not plainly one that {@code http.corsOrigins}
+ * allows (the CORS handler then refuses it), when it announces a body, and when its type is refused (the router then
+ * answers the error); its query is read alike by both ({@link BeaconQuery}); an
  * increment also when authentication is on, when it has a query other than the ack, an
  * idempotency key, an Expect header, an Origin, a body not declared JSON, or no Content-Length within
  * {@code limits.maxBodyBytes}. So the
  * answers are the router's in every case the router would answer differently.
  */
 final class HotRoutes implements Handler<HttpServerRequest> {
-  private static final String BEACON_PREFIX = "/v1/beacon/";
+  private static final String BEACON_PREFIX = IncrementRoutes.BEACON_PREFIX;
   private static final String BEACON_ROUTE = "/v1/beacon/:type/:id";
   private static final String COUNTERS_PREFIX = "/v1/counters/";
   private static final String INCREMENTS_SUFFIX = "/increments";
@@ -58,8 +58,7 @@ final class HotRoutes implements Handler<HttpServerRequest> {
   private static final CharSequence TRUE = HttpHeaders.createOptimized("true");
   private static final CharSequence EXPOSE_HEADERS = HttpHeaders.createOptimized("Access-Control-Expose-Headers");
   private static final CharSequence EXPOSED = HttpHeaders.createOptimized(IncrementRoutes.DROPPED_HEADER + ","
-    + IncrementRoutes.FOLDED_HEADER);
-  private static final String GIF_QUERY = "format=gif";
+    + IncrementRoutes.FOLDED_HEADER + "," + BeaconQuery.IGNORED_HEADER);
 
   private final Router router;
   private final IncrementRoutes writes;
@@ -154,13 +153,15 @@ final class HotRoutes implements Handler<HttpServerRequest> {
       return false;
     }
     int slash = path.indexOf('/', BEACON_PREFIX.length());
-    if (slash < 0 || path.indexOf('/', slash + 1) >= 0 || path.indexOf('%') >= 0) {
+    if (slash < 0 || path.indexOf('/', slash + 1) >= 0) {
       return false;
     }
     String type = path.substring(BEACON_PREFIX.length(), slash);
     String id = path.substring(slash + 1);
-    String query = request.query();
-    if (needsNormalising(type) || needsNormalising(id) || query != null && !query.equals(GIF_QUERY)) {
+    // the id is decoded once where it is taken (IncrementRoutes#beaconId); a dot segment, even written %2E, is the
+    // router's to normalise, as is any escape in the type
+    if (needsNormalising(type) || type.indexOf('%') >= 0 || needsNormalising(id)
+      || id.indexOf('%') >= 0 && isDotSegment(PathSegments.decode(id))) {
       return false;
     }
     MultiMap headers = request.headers();
@@ -172,11 +173,11 @@ final class HotRoutes implements Handler<HttpServerRequest> {
       return false;
     }
     NamespaceOptions namespace;
-    Increment increment;
+    IncrementRoutes.BeaconId beacon;
     try {
       // a beacon on a namespace that is not public goes to the router, which checks its token (BearerAuth)
       namespace = writes.beaconNamespace(type, false);
-      increment = writes.beaconIncrement(namespace, id);
+      beacon = writes.beaconId(namespace, id);
     } catch (ApiError refused) {
       return false;
     }
@@ -187,7 +188,7 @@ final class HotRoutes implements Handler<HttpServerRequest> {
       response.putHeader(ALLOW_ORIGIN, origin).putHeader(ALLOW_CREDENTIALS, TRUE).putHeader(EXPOSE_HEADERS, EXPOSED);
     }
     meters.recordWhenEnded(response, BEACON_ROUTE, HttpMethod.GET);
-    writes.takeBeacon(namespace, increment, null, request);
+    writes.takeBeacon(namespace, beacon.increment(), beacon.folded(), request);
     return true;
   }
 
@@ -200,6 +201,10 @@ final class HotRoutes implements Handler<HttpServerRequest> {
   private boolean validAuthority(HttpServerRequest request) {
     HostAndPort authority = request.authority();
     return authority != null && hosts.allows(authority);
+  }
+
+  private static boolean isDotSegment(String decoded) {
+    return ".".equals(decoded) || "..".equals(decoded);
   }
 
   private static boolean needsNormalising(String segment) {

@@ -99,7 +99,8 @@ public final class HttpApi {
   private static Routes routes(Vertx vertx, GatewayServices services, WritePath writes, HttpRouteMeters meters,
                                UniqueVisitors uniques) {
     Router router = Router.router(vertx);
-    router.route().handler(HttpApi::headAsGet).handler(meters::begin).handler(HttpApi::refuseUnknownFraming);
+    router.route().handler(HttpApi::headAsGet).handler(HttpApi::literalPercentInBeacon).handler(meters::begin)
+      .handler(HttpApi::refuseUnknownFraming);
     AllowedHosts hosts = AllowedHosts.of(services.config());
     if (hosts.checks()) {
       router.route().handler(hosts.guard(vertx));
@@ -119,11 +120,11 @@ public final class HttpApi {
     LiveTokens tokens = liveTokens(vertx, services);
     router.route("/v1/beacon/*").handler(HttpApi::varyByOrigin);
     router.route("/v1/beacon/*").handler(beaconCors(services.config().getHttp()));
-    Handler<RoutingContext> beaconQuery = QueryParameters.only(vertx, "format");
+    // no query guard: a beacon ignores the parameters it does not use, and names them (BeaconQuery)
     router.route(HttpMethod.GET, "/v1/beacon/:type/:id").handler(BearerAuth.authorizeBeacon(vertx, tokens, services.config()))
-      .handler(beaconQuery).handler(increments::beacon);
+      .handler(increments::beacon);
     router.route(HttpMethod.POST, "/v1/beacon/:type/:id").handler(BearerAuth.authorizeBeacon(vertx, tokens, services.config()))
-      .handler(beaconQuery).handler(increments::beacon);
+      .handler(increments::beacon);
     // reached only by an OPTIONS that is not a preflight (the CORS handler answers those)
     router.options("/v1/beacon/:type/:id").handler(ctx -> ctx.response().putHeader("Allow", "GET, POST, OPTIONS")
       .setStatusCode(204).end());
@@ -206,7 +207,8 @@ public final class HttpApi {
   public static Router managementRouter(Vertx vertx, GatewayServices services) {
     Router router = Router.router(vertx);
     HttpRouteMeters meters = new HttpRouteMeters(services.registry());
-    router.route().handler(HttpApi::headAsGet).handler(meters::begin).handler(HttpApi::refuseUnknownFraming);
+    router.route().handler(HttpApi::headAsGet).handler(HttpApi::literalPercentInBeacon).handler(meters::begin)
+      .handler(HttpApi::refuseUnknownFraming);
     AllowedHosts hosts = AllowedHosts.of(services.config());
     if (hosts.checks()) {
       router.route().handler(hosts.guard(vertx));
@@ -229,7 +231,7 @@ public final class HttpApi {
   private static Handler<RoutingContext> beaconCors(HttpOptions http) {
     CorsHandler cors = CorsHandler.create().allowedMethod(HttpMethod.GET).allowedMethod(HttpMethod.POST)
       .allowCredentials(true).maxAgeSeconds(http.getCorsMaxAgeSeconds()).exposedHeader(IncrementRoutes.DROPPED_HEADER)
-      .exposedHeader(IncrementRoutes.FOLDED_HEADER);
+      .exposedHeader(IncrementRoutes.FOLDED_HEADER).exposedHeader(BeaconQuery.IGNORED_HEADER);
     http.getCorsOrigins().forEach(cors::addOrigin);
     if (!http.getCorsOrigins().contains("*")) {
       return cors;
@@ -282,6 +284,24 @@ public final class HttpApi {
       // path and query, not uri(): a request line in absolute form (http://host/path) is valid HTTP too
       String query = ctx.request().query();
       ctx.reroute(HttpMethod.GET, path + (query == null ? "" : "?" + query));
+      return;
+    }
+    ctx.next();
+  }
+
+  /**
+   * A beacon whose path or query holds a {@code %} not followed by two hex digits is routed again with it written
+   * {@code %25}: the router would refuse it (400) before any route, and a page's path may hold one, as may a parameter
+   * the beacon ignores (src/DESIGN.md, page ids). Runs before any handler that reads the path or the query; the hot
+   * path and {@link BeaconQuery} take the same {@code %} literally.
+   */
+  private static void literalPercentInBeacon(RoutingContext ctx) {
+    String path = ctx.request().path();
+    String query = ctx.request().query();
+    if (path != null && path.startsWith(IncrementRoutes.BEACON_PREFIX)
+      && (PathSegments.hasStrayPercent(path) || query != null && PathSegments.hasStrayPercent(query))) {
+      ctx.reroute(ctx.request().method(), PathSegments.escapeStrayPercents(path)
+        + (query == null ? "" : "?" + PathSegments.escapeStrayPercents(query)));
       return;
     }
     ctx.next();

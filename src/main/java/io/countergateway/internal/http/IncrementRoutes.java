@@ -4,6 +4,7 @@ import io.countergateway.internal.beacon.BeaconFilter;
 import io.countergateway.internal.beacon.BeaconVerdict;
 import io.countergateway.internal.beacon.DropReason;
 import io.countergateway.internal.beacon.FoldReason;
+import io.countergateway.internal.beacon.ReservedIds;
 import io.countergateway.config.GatewayConfig;
 import io.countergateway.config.NamespaceOptions;
 import io.countergateway.config.TrustedProxies;
@@ -37,6 +38,7 @@ import java.util.function.Supplier;
  * event loop.
  */
 final class IncrementRoutes {
+  static final String BEACON_PREFIX = "/v1/beacon/";
   /**
    * Names why a beacon answered like a counted one was not counted (a {@code gateway_beacons_dropped_total} reason,
    * or {@code head}): what a developer testing the snippet in a headless browser needs to see.
@@ -46,6 +48,7 @@ final class IncrementRoutes {
   /** Names why a counted beacon was counted under a reserved id of its namespace (a {@code FoldReason} label). */
   static final String FOLDED_HEADER = "X-Counter-Folded";
   private static final CharSequence FOLDED = HttpHeaders.createOptimized(FOLDED_HEADER);
+  private static final CharSequence IGNORED = HttpHeaders.createOptimized(BeaconQuery.IGNORED_HEADER);
   /** The smallest transparent GIF (42 bytes), for beacons embedded as images. */
   private static final Buffer PIXEL = Buffer.buffer(Base64.getDecoder().decode("R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7"));
   private static final CharSequence CACHE_CONTROL = HttpHeaders.createOptimized("Cache-Control");
@@ -205,16 +208,20 @@ final class IncrementRoutes {
   }
 
   /**
-   * {@code GET|POST /v1/beacon/{type}/{id}}: public namespaces only, delta 1, answered once taken. A body (any type,
-   * up to beacon.maxBodyBytes) is read and ignored. A beacon the namespace's filters drop gets the same status, with
-   * {@code X-Counter-Dropped} naming why. A counted beacon of a {@code unique: true} namespace also joins its counter-bucket's sketch of distinct visitors.
+   * {@code GET|POST /v1/beacon/{type}/{id}}: public namespaces only, delta 1, answered once taken. The id is the
+   * page's path, decoded once ({@link PathSegments}); one that cannot be a page id is counted under the namespace's
+   * {@code (invalid)} id ({@link #beaconId}). A body (any type, up to beacon.maxBodyBytes) is read and ignored, and so
+   * is every query parameter but {@code format} ({@link BeaconQuery}). A beacon the namespace's filters drop gets the
+   * same status, with {@code X-Counter-Dropped} naming why. A counted beacon of a {@code unique: true} namespace also
+   * joins its counter-bucket's sketch of distinct visitors.
    */
   void beacon(RoutingContext ctx) {
     NamespaceOptions namespace;
-    Increment increment;
+    BeaconId id;
     try {
       namespace = beaconNamespace(ctx.pathParam("type"), Boolean.TRUE.equals(ctx.get(BearerAuth.BEACON_AUTHORIZED)));
-      increment = beaconIncrement(namespace, ctx.pathParam("id"));
+      // the id as sent (the router's normalised path only decodes letters, digits and -._~), decoded here once
+      id = beaconId(namespace, idSegment(ctx.normalizedPath()));
     } catch (ApiError e) {
       if (ctx.request().isEnded()) {
         Responses.error(ctx, e);
@@ -228,7 +235,15 @@ final class IncrementRoutes {
       return;
     }
     // a POST's body is read and dropped (never held), within beacon.maxBodyBytes and the body deadline
-    bodies.read(ctx.request(), maxBeaconBodyBytes, false, body -> takeBeacon(namespace, increment, null, ctx.request()));
+    bodies.read(ctx.request(), maxBeaconBodyBytes, false,
+      body -> takeBeacon(namespace, id.increment(), id.folded(), ctx.request()));
+  }
+
+  /** The id segment of {@code /v1/beacon/{type}/{id}[/]}, still percent-encoded. */
+  private static String idSegment(String path) {
+    int idStart = path.indexOf('/', BEACON_PREFIX.length()) + 1;
+    int idEnd = path.indexOf('/', idStart);
+    return idEnd < 0 ? path.substring(idStart) : path.substring(idStart, idEnd);
   }
 
   /**
@@ -239,8 +254,19 @@ final class IncrementRoutes {
     return rules.beaconNamespace(type, authorized);
   }
 
-  Increment beaconIncrement(NamespaceOptions namespace, String id) {
-    return rules.beacon(namespace, id);
+  /**
+   * A beacon's increment from its id segment as sent ({@code rawId}, percent-encoded): the page id it names
+   * ({@link IncrementRules#pageId}), or, when it cannot be one, the namespace's {@code (invalid)} id, folded: the
+   * view is counted and the reason reported, never dropped.
+   */
+  BeaconId beaconId(NamespaceOptions namespace, String rawId) {
+    String id = rules.pageId(namespace, PathSegments.decode(rawId));
+    return id == null ? new BeaconId(rules.beacon(namespace, ReservedIds.INVALID), FoldReason.INVALID_ID)
+      : new BeaconId(rules.beacon(namespace, id), null);
+  }
+
+  /** A beacon's increment, and why its id is a reserved one ({@code folded}, null when it is the page's own). */
+  record BeaconId(Increment increment, FoldReason folded) {
   }
 
   /**
@@ -296,7 +322,11 @@ final class IncrementRoutes {
     if (folded != null) {
       response.putHeader(FOLDED, folded.label);
     }
-    if (request.query() != null && "gif".equals(request.getParam("format"))) {
+    BeaconQuery query = BeaconQuery.of(request.query());
+    if (query.ignored() != null) {
+      response.putHeader(IGNORED, query.ignored());
+    }
+    if (query.gif()) {
       response.setStatusCode(200).putHeader("Content-Type", "image/gif").end(PIXEL);
     } else {
       response.setStatusCode(204).end();

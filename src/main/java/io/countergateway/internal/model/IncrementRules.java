@@ -176,9 +176,47 @@ public final class IncrementRules {
     return new Increment(new CounterKey(type, checkedId, bucket(namespace, rawAt)), delta);
   }
 
-  /** A beacon's increment: delta 1, always at the gateway's clock. */
+  /**
+   * A beacon's increment: delta 1, always at the gateway's clock; {@code id} already a page id of the namespace
+   * ({@link #pageId}) or one of its reserved ids.
+   */
   public Increment beacon(NamespaceOptions namespace, String id) {
-    return new Increment(new CounterKey(namespace.getName(), id(namespace, id), bucket(namespace, null)), 1);
+    return new Increment(new CounterKey(namespace.getName(), id, bucket(namespace, null)), 1);
+  }
+
+  /**
+   * The id a beacon for the page {@code path} (decoded, null when not UTF-8) counts under: a page id
+   * ({@link PageIds}) within the namespace's stored length, matching the namespace's own {@code idPattern} where it
+   * sets one; null when it cannot be one (the beacon is then counted under the namespace's {@code (invalid)} id).
+   * {@code limits.idPattern} is the JSON API's rule, not a page's: a site's paths are whatever its pages are called.
+   */
+  public String pageId(NamespaceOptions namespace, String path) {
+    java.util.regex.Pattern pattern = namespace.getIdPattern();
+    if (pattern != null && (path == null || !pattern.matcher(path).matches())) {
+      return null;
+    }
+    return PageIds.of(path, storedIdLength(namespace));
+  }
+
+  /**
+   * The id a read or reset names: a public namespace's ids are page ids (so {@code /docs/über}, a path shortened when
+   * it was counted, and the reserved {@code (other)} and {@code (invalid)} are read as they were counted); any other
+   * namespace's follow {@link #id(NamespaceOptions, String)}.
+   */
+  public String readId(NamespaceOptions namespace, String id) {
+    if (!namespace.isPublic()) {
+      return id(namespace, id);
+    }
+    String pageId = PageIds.of(id, storedIdLength(namespace));
+    if (pageId == null) {
+      throw ApiError.badRequest("invalid_id", "id", "a page id is 1 to " + PageIds.MAX_CHARS
+        + " characters of text without control characters");
+    }
+    return pageId;
+  }
+
+  private int storedIdLength(NamespaceOptions namespace) {
+    return namespace.getMaxIdLength() == null ? limits.getMaxIdLength() : namespace.getMaxIdLength();
   }
 
   private long bucket(NamespaceOptions namespace, Object rawAt) {

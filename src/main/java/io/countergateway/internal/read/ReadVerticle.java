@@ -147,7 +147,7 @@ public class ReadVerticle extends VerticleBase {
       read = HeavyReads.isHeavy(body) ? heavy.read(type, body, () -> windows.totals(type, ids, range, unique))
         : windows.totals(type, ids, range, unique);
     } else {
-      String id = rules.id(namespace, body.getString("id"));
+      String id = rules.readId(namespace, body.getString("id"));
       read = HeavyReads.isHeavy(body) ? heavy.read(type, body, () -> windows.one(type, id, range, unique))
         : windows.one(type, id, range, unique);
     }
@@ -190,15 +190,15 @@ public class ReadVerticle extends VerticleBase {
     return values;
   }
 
-  /** The ids of a read, each checked against its namespace's own id rules (those its increments were checked by). */
+  /** The ids of a read, each checked against its namespace's own id rules (those its increments or beacons were checked by). */
   private List<String> idsOf(NamespaceOptions namespace, JsonObject body) {
     List<String> ids = new ArrayList<>();
     JsonArray array = body.getJsonArray("ids");
     if (array == null) {
-      ids.add(rules.id(namespace, body.getString("id")));
+      ids.add(rules.readId(namespace, body.getString("id")));
     } else {
       for (Object id : array) {
-        ids.add(rules.id(namespace, (String) id));
+        ids.add(rules.readId(namespace, (String) id));
       }
     }
     if (ids.isEmpty() || ids.size() > services.config().getLimits().getMaxReadIds()) {
@@ -212,7 +212,7 @@ public class ReadVerticle extends VerticleBase {
     try {
       String type = message.body().getString("type");
       NamespaceOptions namespace = rules.namespace(type);
-      CounterKey key = new CounterKey(type, rules.id(namespace, message.body().getString("id")));
+      CounterKey key = new CounterKey(type, rules.readId(namespace, message.body().getString("id")));
       store.reset(key).onComplete(result -> {
         if (result.succeeded()) {
           message.reply(new JsonObject());

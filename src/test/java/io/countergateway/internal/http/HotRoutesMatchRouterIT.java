@@ -59,7 +59,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class HotRoutesMatchRouterIT {
   private static final List<String> HEADERS_THAT_MATTER = List.of("content-type", "cache-control", "vary",
     "access-control-allow-origin", "access-control-allow-credentials", "access-control-expose-headers", "retry-after",
-    "allow", "idempotent-replayed", "x-counter-dropped");
+    "allow", "idempotent-replayed", "x-counter-dropped", "x-counter-folded", "x-counter-ignored-parameters");
   private static final String BROWSER = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) "
     + "Chrome/120.0 Safari/537.36";
 
@@ -151,6 +151,27 @@ class HotRoutesMatchRouterIT {
     requests.add("GET /v1/beacon/pageviews/home?format=png HTTP/1.1\r\n" + host + ua + "\r\n");
     requests.add("GET /v1/beacon/pageviews/home?%zz HTTP/1.1\r\n" + host + ua + "\r\n");
     requests.add("GET /v1/beacon/pageviews/home HTTP/1.1\r\n" + host + ua + "DNT: 1\r\nSec-GPC: 1\r\n\r\n");
+    // page paths as beacon.js sends them (decoded once, encoded once), and as careless senders do
+    for (String id : List.of("%2Fdocs%2F%C3%BCber", "%2Fdocs%2Fu%CC%88ber", "%2Fa%20page", "%2Fwiki%2FFoo_(bar)",
+      "%2Fx%3By", "%2Fit's", "%2Fit%27s", "/100%", "%2F100%", "%2Fa%zz%2", "%25", "%", "%2Fa%0Ab", "%C3%28", "%2E%2E",
+      "%2e", ".%2E", "a+b", "%2F" + "p%C3%A4ge".repeat(120), "%2F" + "x".repeat(600), "(other)", "(invalid)")) {
+      requests.add("GET /v1/beacon/pageviews/" + id + " HTTP/1.1\r\n" + host + ua + "\r\n");
+    }
+    requests.add("GET /v1/beacon/pageviews/50%25%off HTTP/1.1\r\n" + host + ua + "Origin: https://shop.example\r\n\r\n");
+    requests.add("HEAD /v1/beacon/pageviews/%2Fsale%ff% HTTP/1.1\r\n" + host + ua + "\r\n");
+    requests.add("POST /v1/beacon/pageviews/%2Fposted%zz HTTP/1.1\r\n" + host + ua + "Content-Length: 0\r\n\r\n");
+    requests.add("POST /v1/beacon/pageviews/%2Fposted%20page?utm_source=x HTTP/1.1\r\n" + host + ua
+      + "Content-Type: text/plain\r\nContent-Length: 2\r\n\r\nhi");
+    // parameters a beacon does not use: ignored, named in the answer
+    requests.add("GET /v1/beacon/pageviews/%2Fpixel?_=1&cb=2&v=3&utm_source=x&utm_medium=y&fbclid=z&ref=w HTTP/1.1\r\n"
+      + host + ua + "\r\n");
+    requests.add("GET /v1/beacon/pageviews/%2Fpixel?_=1&format=gif&utm_source=x HTTP/1.1\r\n" + host + ua
+      + "Origin: https://shop.example\r\n\r\n");
+    requests.add("GET /v1/beacon/pageviews/%2Fpixel?format=gif&format=png&%zz=1&a%2Cb&&=x&" + "n".repeat(300)
+      + " HTTP/1.1\r\n" + host + ua + "\r\n");
+    requests.add("GET /v1/beacon/pageviews/%2Fpixel?%C3%28%zz=1&utm%5Fsource=x&%E2%82%AC=1 HTTP/1.1\r\n" + host + ua + "\r\n");
+    requests.add("GET /v1/beacon/pageviews/%2Fpixel?" + "p=1&".repeat(3) + "q".repeat(70) + "=1&r%0A=2 HTTP/1.1\r\n"
+      + host + ua + "\r\n");
     // single increments
     requests.add(post("/v1/counters/likes/a/increments", host, null, ""));
     requests.add(post("/v1/counters/likes/a/increments", host, "application/json", "{\"delta\":5}"));
