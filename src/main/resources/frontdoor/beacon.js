@@ -1,6 +1,7 @@
 /* counter-gateway page-view beacon. Embed:
  *   <script async src="https://counters.example.com/v1/beacon.js" data-namespace="pageviews"></script>
- * data-namespace: a public namespace (default "pageviews"); data-id: the counter id (default: the page's path).
+ * data-namespace: a public namespace (default "pageviews"); data-id: the counter id (default: the page's path, as
+ * text: /docs/über, /a page; the fragment is not part of it).
  * Sends one beacon per page load: navigator.sendBeacon, else fetch with keepalive, else an image pixel.
  * Never throws into the page. */
 (function () {
@@ -10,7 +11,15 @@
       return;
     }
     var namespace = script.getAttribute('data-namespace') || 'pageviews';
-    var id = script.getAttribute('data-id') || location.pathname || '/';
+    // the pathname is percent-encoded by the browser: decoded once here, encoded once below, so the gateway counts
+    // the path as the site wrote it (/docs/über, /a page); a malformed escape is sent as it stands
+    var path = location.pathname || '/';
+    try {
+      path = decodeURIComponent(path);
+    } catch (e) {
+      // kept encoded: the gateway counts it as written
+    }
+    var id = script.getAttribute('data-id') || path;
     var url = new URL('beacon/' + encodeURIComponent(namespace) + '/' + encodeURIComponent(id), script.src).href;
     var sent = false;
     try {

@@ -1,5 +1,7 @@
 package io.countergateway.frontdoor;
 
+import io.countergateway.internal.beacon.ReservedIds;
+import io.countergateway.internal.model.PageIds;
 import io.countergateway.testing.GatewayFixture;
 import io.countergateway.testing.HeadlessChromium;
 import io.countergateway.testing.TestDatabases;
@@ -15,6 +17,8 @@ import org.junit.jupiter.api.TestInstance;
 import org.openqa.selenium.JavascriptExecutor;
 import org.openqa.selenium.chrome.ChromeDriver;
 
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -95,8 +99,15 @@ class BrowserBeaconIT {
     }
   }
 
+  /** Pages are found by their path as text: the browser sends {@code /docs/über} percent-encoded. */
   private void servePage(io.vertx.core.http.HttpServerRequest request) {
-    String page = html.get(request.path());
+    String path = request.path();
+    String page;
+    try {
+      page = html.get(URLDecoder.decode(path.replace("+", "%2B"), StandardCharsets.UTF_8));
+    } catch (IllegalArgumentException literalPercent) {
+      page = html.get(path);
+    }
     if (page == null) {
       request.response().setStatusCode(404).end();
     } else {
@@ -164,6 +175,25 @@ class BrowserBeaconIT {
     FrontDoorContractTest.pause(300);
     assertThat(pageErrors()).isEmpty();
     assertThat(await(fixture.sumInTable("likes", path))).isZero();
+  }
+
+  @Test
+  @DisplayName("the snippet counts pages whose paths hold letters of any script, spaces, ( ) ; ' a fragment or 600 characters")
+  void snippetCountsEveryPagePath() {
+    String site = "/" + unique("site");
+    List<String> paths = List.of(site + "/docs/über", site + "/a page", site + "/wiki/Foo_(bar)", site + "/x;y",
+      site + "/it's", site + "/100%", site + "/" + "long-path-".repeat(60));
+    for (String path : paths) {
+      // typed as text: the browser percent-encodes it as its address bar does
+      String url = page(pageOrigin, path, "<script src=\"" + gateway + "/v1/beacon.js\"></script>");
+      assertThat(countAfterLoading(url, PageIds.of(path, 255), 1)).as(path).isEqualTo(1);
+    }
+    // a fragment is not part of the path: the view counts under the page's path
+    String fragmentPage = site + "/with-fragment";
+    page(pageOrigin, fragmentPage, "<script src=\"" + gateway + "/v1/beacon.js\"></script>");
+    assertThat(countAfterLoading(pageOrigin + fragmentPage + "#frag", fragmentPage, 1)).isEqualTo(1);
+    assertThat(await(fixture.sumInTable("pageviews", ReservedIds.INVALID))).as("counted as (invalid)").isZero();
+    assertThat(pageErrors()).isEmpty();
   }
 
   @Test
