@@ -103,6 +103,24 @@ public final class GatewayFixture implements AutoCloseable {
     return sql.preparedQuery(query).execute(Tuple.of(type, id)).map(rows -> rows.iterator().next().getNumeric(0).longValue());
   }
 
+  /**
+   * SUM(count) of the counter once it reaches {@code expected}, or what it is after 5 s: for increments answered
+   * before they are written (beacons, ack=accepted). Blocks the test thread, never an event loop.
+   */
+  public long sumInTableReaching(String type, String id, long expected) {
+    long sum = await(sumInTable(type, id));
+    for (int i = 0; i < 100 && sum != expected; i++) {
+      try {
+        Thread.sleep(50);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return sum;
+      }
+      sum = await(sumInTable(type, id));
+    }
+    return sum;
+  }
+
   /** SUM(count) per record_id of one namespace, for ids starting with {@code prefix}. */
   public Future<Map<String, Long>> sumsInTable(String type, String prefix) {
     String query = "SELECT record_id, SUM(count) FROM " + table + " WHERE record_type = " + mark(1)

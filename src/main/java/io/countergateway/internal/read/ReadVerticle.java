@@ -109,6 +109,7 @@ public class ReadVerticle extends VerticleBase {
         return;
       }
       List<String> ids = idsOf(namespace, body);
+      List<String> asked = askedIds(body);
       // "fresh": asked right after a commit (add-and-get); neither the cache nor a read already in flight may answer
       Future<Map<String, Long>> read = Boolean.TRUE.equals(body.getBoolean("fresh"))
         ? store.sum(type, ids).map(sums -> exactValues(ids, sums)) : reader.read(type, ids);
@@ -116,7 +117,7 @@ public class ReadVerticle extends VerticleBase {
         if (result.succeeded()) {
           JsonObject values = new JsonObject();
           result.result().forEach(values::put);
-          message.reply(new JsonObject().put("type", type).put("values", values));
+          message.reply(keyedAsAsked(new JsonObject().put("type", type).put("values", values), asked, ids));
         } else if (result.cause() instanceof ArithmeticException overflow) {
           BusErrors.fail(message, new ApiError(500, "counter_overflow", overflow.getMessage(), null));
         } else if (isTimeout(result.cause())) {
@@ -144,12 +145,14 @@ public class ReadVerticle extends VerticleBase {
       read = heavy.read(type, body, () -> windows.top(type, top, range, unique));
     } else if (body.containsKey("ids")) {
       List<String> ids = idsOf(namespace, body);
-      read = HeavyReads.isHeavy(body) ? heavy.read(type, body, () -> windows.totals(type, ids, range, unique))
-        : windows.totals(type, ids, range, unique);
+      List<String> asked = askedIds(body);
+      read = (HeavyReads.isHeavy(body) ? heavy.read(type, body, () -> windows.totals(type, ids, range, unique))
+        : windows.totals(type, ids, range, unique)).map(reply -> keyedAsAsked(reply, asked, ids));
     } else {
-      String id = rules.readId(namespace, body.getString("id"));
-      read = HeavyReads.isHeavy(body) ? heavy.read(type, body, () -> windows.one(type, id, range, unique))
-        : windows.one(type, id, range, unique);
+      String asked = body.getString("id");
+      String id = rules.readId(namespace, asked);
+      read = (HeavyReads.isHeavy(body) ? heavy.read(type, body, () -> windows.one(type, id, range, unique))
+        : windows.one(type, id, range, unique)).map(reply -> keyedAsAsked(reply, List.of(asked), List.of(id)));
     }
     read.onComplete(result -> {
       if (result.succeeded()) {
@@ -206,6 +209,42 @@ public class ReadVerticle extends VerticleBase {
         "give between 1 and " + services.config().getLimits().getMaxReadIds() + " ids");
     }
     return ids;
+  }
+
+  /** The ids as the request named them, in its order (checked by {@link #idsOf} first). */
+  private static List<String> askedIds(JsonObject body) {
+    JsonArray array = body.getJsonArray("ids");
+    List<String> asked = new ArrayList<>();
+    if (array == null) {
+      asked.add(body.getString("id"));
+    } else {
+      array.forEach(id -> asked.add((String) id));
+    }
+    return asked;
+  }
+
+  /**
+   * {@code reply}'s values (and unique visitors) keyed by the ids as asked: a public namespace's page id may be
+   * stored as another text (its NFC form, or shortened past the column), and the client looks its answer up by the
+   * id it sent.
+   */
+  private static JsonObject keyedAsAsked(JsonObject reply, List<String> asked, List<String> stored) {
+    if (asked.equals(stored)) {
+      return reply;
+    }
+    for (String field : List.of("values", "uniques")) {
+      JsonObject byStored = reply.getJsonObject(field);
+      if (byStored != null) {
+        JsonObject byAsked = new JsonObject();
+        for (int i = 0; i < asked.size(); i++) {
+          if (byStored.containsKey(stored.get(i))) {
+            byAsked.put(asked.get(i), byStored.getValue(stored.get(i)));
+          }
+        }
+        reply.put(field, byAsked);
+      }
+    }
+    return reply;
   }
 
   private void onReset(Message<JsonObject> message) {

@@ -62,7 +62,6 @@ class AnswersThatSayWhyIT {
     refused(send(HttpMethod.POST, "/v1/counters/likes/param-a/increments?ack=commit&retrun=value"), 400,
       "unknown_parameter", "retrun");
     refused(send(HttpMethod.POST, "/v1/increments?ack=accepted&format=gif"), 400, "unknown_parameter", "format");
-    refused(send(HttpMethod.GET, "/v1/beacon/pageviews/param-b?fromat=gif"), 400, "unknown_parameter", "fromat");
     refused(send(HttpMethod.GET, "/v1/counters/likes/param-a?retrun=value"), 400, "unknown_parameter", "retrun");
     refused(send(HttpMethod.GET, "/v1/counters/likes?id=param-a&ids=param-b"), 400, "unknown_parameter", "ids");
     refused(send(HttpMethod.DELETE, "/v1/counters/likes/param-a?force=true"), 400, "unknown_parameter", "force");
@@ -71,7 +70,6 @@ class AnswersThatSayWhyIT {
     refused(send(HttpMethod.GET, "/metrics?x=1"), 400,
       "unknown_parameter", "x");
     assertThat(await(gateway.sumInTable("likes", "param-a"))).isZero();
-    assertThat(await(gateway.sumInTable("pageviews", "param-b"))).isZero();
 
     assertThat(send(HttpMethod.POST, "/v1/counters/likes/param-c/increments?ack=commit&return=value").statusCode())
       .isEqualTo(200);
@@ -80,6 +78,22 @@ class AnswersThatSayWhyIT {
     // static files take any query (cache busters, the dashboard's own addresses)
     assertThat(send(HttpMethod.GET, "/ui/?ns=pageviews&range=24h").statusCode()).isEqualTo(200);
     assertThat(send(HttpMethod.GET, "/v1/beacon.js?v=3").statusCode()).isEqualTo(200);
+  }
+
+  @Test
+  @DisplayName("a beacon ignores the parameters it does not use, names them, and counts the view; the JSON API refuses them")
+  void beaconIgnoresParameters() {
+    HttpResponse<Buffer> ignored = send(HttpMethod.GET, "/v1/beacon/pageviews/param-b?fromat=gif&utm_source=x");
+    assertThat(ignored.statusCode()).isEqualTo(204);
+    assertThat(ignored.getHeader("X-Counter-Ignored-Parameters")).isEqualTo("fromat,utm_source");
+    HttpResponse<Buffer> pixel = send(HttpMethod.GET, "/v1/beacon/pageviews/param-b?format=gif&_=1699999");
+    assertThat(pixel.statusCode()).isEqualTo(200);
+    assertThat(pixel.getHeader("X-Counter-Ignored-Parameters")).isEqualTo("_");
+    assertThat(send(HttpMethod.GET, "/v1/beacon/pageviews/param-b?format=gif").getHeader("X-Counter-Ignored-Parameters"))
+      .isNull();
+    assertThat(gateway.sumInTableReaching("pageviews", "param-b", 3)).isEqualTo(3);
+    refused(send(HttpMethod.POST, "/v1/counters/likes/param-b/increments?utm_source=x"), 400, "unknown_parameter",
+      "utm_source");
   }
 
   @Test
