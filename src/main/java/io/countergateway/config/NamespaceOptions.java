@@ -31,9 +31,13 @@ public final class NamespaceOptions {
     BOOLEAN, false, any(), "beacons sent with `Sec-GPC: 1` are answered 204 and not counted");
   public static final ConfigKey<Boolean> UNIQUE = KEYS.define("unique", MEDIUM, BOOLEAN, false, any(),
     "also estimate distinct visitors per counter and bucket; public windowed namespaces only (see *Beacons*)");
-  /** Unset: {@code limits.idPattern}. A public namespace's ids are whatever the internet sends: narrow them here. */
+  /**
+   * Unset: {@code limits.idPattern} for the JSON API, any page path for beacons. Set, a beacon whose id it does not
+   * match is counted under the namespace's {@code (invalid)} id, not refused.
+   */
   public static final ConfigKey<String> ID_PATTERN = KEYS.defineOptional("idPattern", MEDIUM, STRING, regex(),
-    "what this namespace's ids may look like (unset: `limits.idPattern`); see *Exposing it to the internet*");
+    "what this namespace's ids may look like (unset: `limits.idPattern` for the JSON API, any page path for beacons; "
+      + "a beacon it does not match counts under `(invalid)`); see *Exposing it to the internet*");
   public static final ConfigKey<Integer> MAX_ID_LENGTH = KEYS.defineOptional("maxIdLength", MEDIUM, INT, between(1, 255),
     "longest id of this namespace (unset: `limits.maxIdLength`)");
   public static final ConfigKey<Boolean> ANONYMOUS_READS = KEYS.define("anonymousReads", MEDIUM, BOOLEAN, false, any(),
