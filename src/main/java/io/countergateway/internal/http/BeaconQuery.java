@@ -19,6 +19,7 @@ final class BeaconQuery {
   /** Ends the header when more names were ignored than it shows. */
   static final String MORE = "...";
   private static final BeaconQuery NONE = new BeaconQuery(false, null);
+  private static final BeaconQuery GIF = new BeaconQuery(true, null);
 
   private final boolean gif;
   private final String ignored;
@@ -32,6 +33,9 @@ final class BeaconQuery {
   static BeaconQuery of(String query) {
     if (query == null || query.isEmpty()) {
       return NONE;
+    }
+    if (query.equals("format=gif")) {
+      return GIF; // the pixel as the snippet and the noscript tag send it
     }
     Boolean gif = null;
     Set<String> ignored = new LinkedHashSet<>();

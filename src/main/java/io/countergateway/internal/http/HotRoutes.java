@@ -158,10 +158,10 @@ final class HotRoutes implements Handler<HttpServerRequest> {
     }
     String type = path.substring(BEACON_PREFIX.length(), slash);
     String id = path.substring(slash + 1);
-    // the id is decoded once where it is taken (IncrementRoutes#beaconId); a dot segment, even written %2E, is the
-    // router's to normalise, as is any escape in the type
+    // the id is decoded once where it is taken (IncrementRoutes#beaconId); a dot segment, even written %2E (6
+    // characters at most), is the router's to normalise, as is any escape in the type
     if (needsNormalising(type) || type.indexOf('%') >= 0 || needsNormalising(id)
-      || id.indexOf('%') >= 0 && isDotSegment(PathSegments.decode(id))) {
+      || id.length() <= 6 && id.indexOf('%') >= 0 && isDotSegment(PathSegments.decode(id))) {
       return false;
     }
     MultiMap headers = request.headers();

@@ -1,7 +1,6 @@
 package io.countergateway.internal.http;
 
 import java.nio.ByteBuffer;
-import java.nio.CharBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CharsetDecoder;
 import java.nio.charset.CodingErrorAction;
@@ -31,27 +30,36 @@ final class PathSegments {
     if (percent < 0) {
       return raw;
     }
-    ByteBuffer bytes = ByteBuffer.allocate(raw.length() * 3);
-    bytes.put(raw.substring(0, percent).getBytes(StandardCharsets.UTF_8));
-    for (int i = percent; i < raw.length(); i++) {
+    // at most 3 bytes of UTF-8 per char of the raw text (a surrogate pair: 4 for 2)
+    byte[] bytes = new byte[raw.length() * 3];
+    int length = 0;
+    boolean ascii = true;
+    for (int i = 0; i < raw.length(); i++) {
       char c = raw.charAt(i);
       if (c == '%' && isEscape(raw, i)) {
-        bytes.put((byte) (hex(raw.charAt(i + 1)) << 4 | hex(raw.charAt(i + 2))));
+        byte b = (byte) (hex(raw.charAt(i + 1)) << 4 | hex(raw.charAt(i + 2)));
+        bytes[length++] = b;
+        ascii &= b >= 0;
         i += 2;
       } else if (c < 0x80) {
-        bytes.put((byte) c);
+        bytes[length++] = (byte) c;
       } else {
         int end = Character.isHighSurrogate(c) && i + 1 < raw.length() ? i + 2 : i + 1;
-        bytes.put(raw.substring(i, end).getBytes(StandardCharsets.UTF_8));
+        byte[] utf8 = raw.substring(i, end).getBytes(StandardCharsets.UTF_8);
+        System.arraycopy(utf8, 0, bytes, length, utf8.length);
+        length += utf8.length;
+        ascii = false;
         i = end - 1;
       }
     }
-    bytes.flip();
+    if (ascii) {
+      // the usual beacon id (%2Fdocs%2Fstart): no decoder needed
+      return new String(bytes, 0, length, StandardCharsets.ISO_8859_1);
+    }
     CharsetDecoder utf8 = StandardCharsets.UTF_8.newDecoder().onMalformedInput(malformed)
       .onUnmappableCharacter(malformed);
     try {
-      CharBuffer text = utf8.decode(bytes);
-      return text.toString();
+      return utf8.decode(ByteBuffer.wrap(bytes, 0, length)).toString();
     } catch (CharacterCodingException e) {
       return null;
     }
