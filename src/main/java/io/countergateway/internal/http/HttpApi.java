@@ -207,8 +207,7 @@ public final class HttpApi {
   public static Router managementRouter(Vertx vertx, GatewayServices services) {
     Router router = Router.router(vertx);
     HttpRouteMeters meters = new HttpRouteMeters(services.registry());
-    router.route().handler(HttpApi::headAsGet).handler(HttpApi::literalPercentInBeacon).handler(meters::begin)
-      .handler(HttpApi::refuseUnknownFraming);
+    router.route().handler(HttpApi::headAsGet).handler(meters::begin).handler(HttpApi::refuseUnknownFraming);
     AllowedHosts hosts = AllowedHosts.of(services.config());
     if (hosts.checks()) {
       router.route().handler(hosts.guard(vertx));

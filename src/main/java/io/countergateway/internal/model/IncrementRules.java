@@ -191,11 +191,12 @@ public final class IncrementRules {
    * {@code limits.idPattern} is the JSON API's rule, not a page's: a site's paths are whatever its pages are called.
    */
   public String pageId(NamespaceOptions namespace, String path) {
+    String text = PageIds.text(path);
     java.util.regex.Pattern pattern = namespace.getIdPattern();
-    if (pattern != null && (path == null || !pattern.matcher(path).matches())) {
+    if (text == null || pattern != null && !pattern.matcher(text).matches()) {
       return null;
     }
-    return PageIds.of(path, storedIdLength(namespace));
+    return PageIds.fit(text, storedIdLength(namespace));
   }
 
   /**

@@ -30,6 +30,12 @@ public final class PageIds {
    * {@code path} is the decoded text, null when the bytes sent were not UTF-8.
    */
   public static String of(String path, int storedChars) {
+    String text = text(path);
+    return text == null ? null : fit(text, storedChars);
+  }
+
+  /** {@code path} in NFC, or null when it cannot be an id (see the class). */
+  public static String text(String path) {
     if (path == null || path.isEmpty() || path.length() > MAX_CHARS) {
       return null;
     }
@@ -41,9 +47,13 @@ public final class PageIds {
       }
       ascii &= c < 0x80;
     }
-    String id = ascii || Normalizer.isNormalized(path, Normalizer.Form.NFC) ? path
+    return ascii || Normalizer.isNormalized(path, Normalizer.Form.NFC) ? path
       : Normalizer.normalize(path, Normalizer.Form.NFC);
-    return id.length() <= storedChars ? id : shortened(id, storedChars);
+  }
+
+  /** {@code text} (already {@link #text}) as stored: itself, or shortened when longer than {@code storedChars}. */
+  public static String fit(String text, int storedChars) {
+    return text.length() <= storedChars ? text : shortened(text, storedChars);
   }
 
   private static boolean pairedSurrogate(String text, int i) {

@@ -1,5 +1,6 @@
 package io.countergateway.internal.beacon;
 
+import io.countergateway.internal.model.PageIds;
 import io.countergateway.testing.GatewayFixture;
 import io.countergateway.testing.TestDatabases;
 import io.vertx.core.Future;
@@ -147,14 +148,21 @@ class BeaconAbuseIT {
   }
 
   @Test
-  @DisplayName("a namespace's own maxIdLength and idPattern refuse other ids with 400 invalid_id")
+  @DisplayName("a namespace's own maxIdLength shortens longer ids; its idPattern folds other ids into (invalid), counted")
   void namespaceIdRules() {
-    HttpResponse<Buffer> tooLong = await(beacon("paths", randomText(65), "192.0.2.99", BROWSER));
-    assertThat(tooLong.statusCode()).isEqualTo(400);
-    assertThat(tooLong.bodyAsJsonObject().getString("error")).isEqualTo("invalid_id");
-    assertThat(tooLong.bodyAsJsonObject().getString("field")).isEqualTo("id");
+    String longId = randomText(65);
+    HttpResponse<Buffer> tooLong = await(beacon("paths", longId, "192.0.2.99", BROWSER));
+    assertThat(tooLong.statusCode()).isEqualTo(204);
+    assertThat(tooLong.getHeader("X-Counter-Folded")).isNull();
+    long invalidBefore = await(fixture.sumInTable("paths", ReservedIds.INVALID));
     HttpResponse<Buffer> badCharacters = await(beacon("paths", "Upper:Case", "192.0.2.99", BROWSER));
-    assertThat(badCharacters.statusCode()).isEqualTo(400);
-    assertThat(await(beacon("paths", "fine-path", "192.0.2.99", BROWSER)).statusCode()).isEqualTo(204);
+    assertThat(badCharacters.statusCode()).isEqualTo(204);
+    assertThat(badCharacters.getHeader("X-Counter-Folded")).isEqualTo("invalid_id");
+    String fine = "fine-" + randomText(8);
+    assertThat(await(beacon("paths", fine, "192.0.2.99", BROWSER)).statusCode()).isEqualTo(204);
+    assertThat(fixture.sumInTableReaching("paths", PageIds.of(longId, 64), 1)).isEqualTo(1);
+    assertThat(PageIds.of(longId, 64)).hasSize(64);
+    assertThat(fixture.sumInTableReaching("paths", ReservedIds.INVALID, invalidBefore + 1)).isEqualTo(invalidBefore + 1);
+    assertThat(fixture.sumInTableReaching("paths", fine, 1)).isEqualTo(1);
   }
 }

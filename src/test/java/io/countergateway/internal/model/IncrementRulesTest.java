@@ -45,6 +45,32 @@ class IncrementRulesTest {
   }
 
   @Test
+  @DisplayName("a beacon's id is a page id fitted to the column, within the namespace's own idPattern where it sets one")
+  void pageIds() {
+    IncrementRules site = new IncrementRules(GatewayConfig.fromJson(new JsonObject()
+      .put("namespaces", new JsonObject()
+        .put("pages", new JsonObject().put("public", true))
+        .put("docs", new JsonObject().put("public", true).put("idPattern", "/docs/.*").put("maxIdLength", 40)))),
+      new SettableClock(NOW));
+    assertThat(site.pageId(site.namespace("pages"), "/a page (1);'x'")).isEqualTo("/a page (1);'x'");
+    assertThat(site.pageId(site.namespace("pages"), "/a\nb")).isNull();
+    assertThat(site.pageId(site.namespace("pages"), null)).isNull();
+    assertThat(site.pageId(site.namespace("docs"), "/docs/u\u0308ber")).as("NFC, then the pattern").isEqualTo("/docs/über");
+    assertThat(site.pageId(site.namespace("docs"), "/blog/über")).isNull();
+    assertThat(site.pageId(site.namespace("docs"), "/docs/" + "x".repeat(100))).hasSize(40);
+  }
+
+  @Test
+  @DisplayName("reads of a public namespace take page ids; other namespaces keep limits.idPattern")
+  void readIds() {
+    assertThat(rules.readId(rules.namespace("views"), "/docs/über")).isEqualTo("/docs/über");
+    assertThat(rules.readId(rules.namespace("views"), "(invalid)")).isEqualTo("(invalid)");
+    assertThat(rules.readId(rules.namespace("views"), "/" + "x".repeat(40))).hasSize(16);
+    refused(() -> rules.readId(rules.namespace("views"), "/a\u0000b"), 400, "invalid_id", "id");
+    refused(() -> rules.readId(rules.namespace("likes"), "/docs/über"), 400, "invalid_id", "id");
+  }
+
+  @Test
   @DisplayName("an undeclared namespace is 404 unknown_namespace")
   void unknownNamespace() {
     refused(() -> rules.increment("nosuch", "a", 1), 404, "unknown_namespace", "type");
