@@ -11,7 +11,8 @@ import java.util.Set;
  * The query parameters a route takes; any other is refused with 400 {@code unknown_parameter} naming it, before the
  * route does anything, as a body's unknown field is ({@code unknown_field}). A misspelt {@code ?retrun=value} or a
  * {@code ?delta=5} that was meant for the body would otherwise be ignored, and the request answered as if it had
- * been understood. Static documents are not guarded: a query there is a cache buster or the dashboard's own address.
+ * been understood. Static documents are not guarded: a query there is a cache buster or the dashboard's own address;
+ * nor are beacons, which ignore what they do not use and name it ({@link BeaconQuery}).
  */
 final class QueryParameters {
   private QueryParameters() {
