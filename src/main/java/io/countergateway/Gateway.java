@@ -1,6 +1,7 @@
 package io.countergateway;
 
 import io.countergateway.StartFailures.StartFailure;
+import io.countergateway.internal.beacon.CrawlerDetector;
 import io.countergateway.internal.cluster.ReplicaLanes;
 import io.countergateway.internal.runtime.GatewayServices;
 import io.countergateway.internal.runtime.GatewayState;
@@ -90,13 +91,18 @@ public final class Gateway {
     } catch (ConfigException e) {
       return Future.failedFuture(new StartFailure(StartFailures.starting(e, config), e));
     }
+    // the bot filter's rules compiled on a worker while the start goes on, so that no event loop waits for them
+    Future<Void> botRules = vertx.executeBlocking(() -> {
+      CrawlerDetector.compile();
+      return null;
+    }, false);
     return vertx.executeBlocking(() -> {
       checkWhatOthersMayHold(config);
       return null;
     }, false).compose(checked -> startEmbeddedDatabase(vertx, config.getDatabase())).compose(embedded -> {
       GatewayConfig effective = embedded == null ? config : config.withDatabase(
         config.getDatabase().withEndpoint("127.0.0.1", embedded.port(), embedded.user(), embedded.password()));
-      return start(vertx, effective, registry, clock, embedded)
+      return botRules.compose(compiled -> start(vertx, effective, registry, clock, embedded))
         .recover(failure -> stopEmbeddedDatabase(vertx, embedded).transform(stopped -> Future.<Gateway>failedFuture(failure)));
     });
   }
