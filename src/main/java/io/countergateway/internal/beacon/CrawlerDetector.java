@@ -36,7 +36,7 @@ import java.util.regex.Pattern;
  */
 public final class CrawlerDetector {
   /** Automation that announces itself in the User-Agent; ua-parser names these browsers, it does not call them bots. */
-  private static final Pattern HEADLESS = Pattern.compile(
+  static final Pattern HEADLESS = Pattern.compile(
     "HeadlessChrome|PhantomJS|SlimerJS|Puppeteer|Playwright|Selenium|WebDriver|Chrome-Lighthouse|Electron/.* Headless",
     Pattern.CASE_INSENSITIVE);
 

@@ -36,7 +36,8 @@ final class RequiredLiterals {
     try {
       Need need = parser.alternation();
       return parser.at == parser.regex.length() ? need : Need.ANY;
-    } catch (Unreadable | IndexOutOfBoundsException e) {
+    } catch (RuntimeException e) {
+      // Unreadable, or syntax read past its end: nothing is known
       return Need.ANY;
     }
   }
