@@ -30,7 +30,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 @DisplayName("The bot filter under a flood of undecidable user agents")
 class BotFilterFloodIT {
-  static final int FLOOD_PER_NETWORK = 600;
+  static final int FLOOD_PER_NETWORK = 300;
   static final int VIEWS_PER_BROWSER = 3;
 
   @ParameterizedTest(name = "{0}")
@@ -54,7 +54,7 @@ class BotFilterFloodIT {
       for (int i = 0; i < flood.size(); i++) {
         String network = new String[] {"198.51.100.", "203.0.113.", "192.0.2."}[i % 3];
         beacons.add(beacon(client, "flood-" + random.nextInt(50), network + (1 + random.nextInt(254)), flood.get(i)));
-        if (i % 8 == 0 && viewer < browsers.size() * VIEWS_PER_BROWSER) {
+        if (i % 4 == 0 && viewer < browsers.size() * VIEWS_PER_BROWSER) {
           // a person of a network of their own: 100.64.0.0/10, one /24 each
           views.add(beacon(client, "real-page", "100.64." + viewer + ".7", browsers.get(viewer % browsers.size())));
           viewer++;
