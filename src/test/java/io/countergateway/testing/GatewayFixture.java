@@ -103,6 +103,17 @@ public final class GatewayFixture implements AutoCloseable {
     return sql.preparedQuery(query).execute(Tuple.of(type, id)).map(rows -> rows.iterator().next().getNumeric(0).longValue());
   }
 
+  /**
+   * SUM(count) over the counter's slots once it reaches {@code expected}, read every 100 ms for at most
+   * {@code timeoutMs}; then whatever it is. For counts a flush retried after a refused connection writes late.
+   */
+  public Future<Long> sumInTableReaching(String type, String id, long expected, long timeoutMs) {
+    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+    return sumInTable(type, id).compose(sum -> sum >= expected || System.nanoTime() > deadline ? Future.succeededFuture(sum)
+      : vertx.timer(100).compose(v -> sumInTableReaching(type, id, expected,
+        TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()))));
+  }
+
   /** SUM(count) per record_id of one namespace, for ids starting with {@code prefix}. */
   public Future<Map<String, Long>> sumsInTable(String type, String prefix) {
     String query = "SELECT record_id, SUM(count) FROM " + table + " WHERE record_type = " + mark(1)

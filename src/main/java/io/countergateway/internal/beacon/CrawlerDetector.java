@@ -29,10 +29,11 @@ import java.util.regex.Pattern;
  * inside made-up text after {@code Googlebot/2.1}, and ua-parser still names that browser Googlebot; the generic Spider
  * rule finds {@code silk} in Amazon Silk, whose Kindle rule comes first). Each rule carries the literals every match of
  * it contains ({@link RequiredLiterals}); one scan of the user agent ({@link LiteralScanner}, a table read per character)
- * finds which literals occur, and only a rule whose literals occur is run as a regular expression, in ua-parser's order.
+ * finds which literals occur, and only a rule whose literals occur is run as a regular expression: in ua-parser's
+ * order where the order decides the answer, the rarest literals first where it does not ({@code Decision}).
  * A user agent no Spider rule can match (nearly every browser) costs the scan and the few Spider rules its literals
- * allow; the cost of the rest is bounded by {@link UserAgentVerdicts#MAX_USER_AGENT_CHARS} (src/DESIGN.md §6c gives
- * the measured worst case).
+ * allow; the cost of the rest is bounded by its length ({@link UserAgentVerdicts#MAX_USER_AGENT_CHARS}) and by
+ * {@link #MAX_RULES_RUN}, so that a crafted one costs the event loop a bounded time, not a queue.
  */
 public final class CrawlerDetector {
   /** Automation that announces itself in the User-Agent; ua-parser names these browsers, it does not call them bots. */
@@ -77,7 +78,7 @@ public final class CrawlerDetector {
   }
 
   /**
-   * Compiles ua-parser's rules and the scanner of their literals, once per JVM (tens of milliseconds, blocking): the
+   * Compiles ua-parser's rules and the scanner of their literals, once per JVM (about a second, blocking): the
    * gateway calls it on a worker while it starts, so that no event loop ever waits for it.
    */
   public static void compile() {
