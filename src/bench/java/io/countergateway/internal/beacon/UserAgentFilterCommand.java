@@ -143,26 +143,26 @@ public final class UserAgentFilterCommand implements Callable<Integer> {
   }
 
   /**
-   * The costliest user agent a search finds within the length cap: words of the corpus and the literals of ua-parser's
-   * rules (brand, browser and bot names) with separators, grown from the costliest so far, each candidate timed at its
-   * fastest of five.
+   * The costliest user agent a search finds within the length cap: the literals of ua-parser's rules (brand, browser
+   * and bot names) and separators, each candidate grown from a random cut of the costliest so far, timed at its fastest
+   * of five.
    */
   private String costliest(CrawlerDetector detector, List<String> corpus) {
-    List<String> words = new ArrayList<>();
-    for (String agent : corpus) {
-      words.addAll(Arrays.asList(agent.split("[ ;()]+")));
-    }
-    words.removeIf(String::isEmpty);
-    words.addAll(CrawlerDetector.Rules.SCANNER.ids().keySet().stream().sorted().toList());
-    String[] separators = {" ", "; ", ") ", " (", " Build/", "/1.0 ", "-", "_"};
+    List<String> literals = CrawlerDetector.Rules.SCANNER.ids().keySet().stream().sorted().toList();
+    String[] separators = {" ", "; ", "/", ") ", " (", ";", "-", "_", " Build/", " Mobile ", "1", "a", "bot",
+      "Bot/1.0", "Android ", "Linux; ", " like ", ":", "."};
     Random random = new Random(seed);
     String best = corpus.get(0);
     long bestNanos = 0;
     for (int i = 0; i < search; i++) {
-      StringBuilder agent = new StringBuilder(random.nextBoolean() ? best.substring(0, random.nextInt(best.length()))
-        : "Mozilla/5.0 (Linux; Android 9; ");
+      StringBuilder agent = new StringBuilder(random.nextBoolean() ? "Mozilla/5.0 (Linux; Android 9; "
+        : best.substring(0, random.nextInt(best.length())));
       while (agent.length() < UserAgentVerdicts.MAX_USER_AGENT_CHARS) {
-        agent.append(words.get(random.nextInt(words.size()))).append(separators[random.nextInt(separators.length)]);
+        agent.append(random.nextInt(3) == 0 ? literals.get(random.nextInt(literals.size()))
+          : separators[random.nextInt(separators.length)]);
+        if (random.nextInt(4) == 0) {
+          agent.append(random.nextBoolean() ? " " : "; ");
+        }
       }
       String candidate = agent.substring(0, UserAgentVerdicts.MAX_USER_AGENT_CHARS);
       long nanos = Long.MAX_VALUE;
