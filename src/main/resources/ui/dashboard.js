@@ -107,6 +107,7 @@
     configured_pattern: 'user agents matching beacon.botPatterns',
     no_user_agent: 'requests without a User-Agent (every browser sends one)',
     long_user_agent: 'User-Agents over 512 characters (no browser sends one)',
+    costly_user_agent: 'User-Agents made up to cost the bot filter (no browser\'s needs that many rules)',
     do_not_track: 'visitors asking not to be tracked (DNT: 1), as configured',
     global_privacy_control: 'visitors sending Global Privacy Control (Sec-GPC: 1), as configured',
   };

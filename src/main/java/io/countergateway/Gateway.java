@@ -1,6 +1,7 @@
 package io.countergateway;
 
 import io.countergateway.StartFailures.StartFailure;
+import io.countergateway.internal.beacon.CrawlerDetector;
 import io.countergateway.internal.cluster.ReplicaLanes;
 import io.countergateway.internal.runtime.GatewayServices;
 import io.countergateway.internal.runtime.GatewayState;
@@ -90,19 +91,25 @@ public final class Gateway {
     } catch (ConfigException e) {
       return Future.failedFuture(new StartFailure(StartFailures.starting(e, config), e));
     }
+    // the bot filter's rules compiled on a worker while the start goes on (the database, the schema, the journal),
+    // joined before the verticles deploy, so that no event loop waits for them
+    Future<Void> botRules = vertx.executeBlocking(() -> {
+      CrawlerDetector.compile();
+      return null;
+    }, false);
     return vertx.executeBlocking(() -> {
       checkWhatOthersMayHold(config);
       return null;
     }, false).compose(checked -> startEmbeddedDatabase(vertx, config.getDatabase())).compose(embedded -> {
       GatewayConfig effective = embedded == null ? config : config.withDatabase(
         config.getDatabase().withEndpoint("127.0.0.1", embedded.port(), embedded.user(), embedded.password()));
-      return start(vertx, effective, registry, clock, embedded)
+      return start(vertx, effective, registry, clock, embedded, botRules)
         .recover(failure -> stopEmbeddedDatabase(vertx, embedded).transform(stopped -> Future.<Gateway>failedFuture(failure)));
     });
   }
 
   private static Future<Gateway> start(Vertx vertx, GatewayConfig config, MeterRegistry registry, Clock clock,
-                                       EmbeddedPostgresServer embedded) {
+                                       EmbeddedPostgresServer embedded, Future<Void> botRules) {
     GatewayServices services = new GatewayServices(config, new GatewayState(), registry, clock);
     GatewayMeters.register(registry, services.state(), config.getNamespaces().keySet());
     Gateway gateway = new Gateway(vertx, services, embedded);
@@ -123,7 +130,7 @@ public final class Gateway {
           : Future.failedFuture(failure)))
       .compose(lanes -> {
         gateway.lanes = lanes;
-        return gateway.deploy().timeout(START_TIMEOUT_SECONDS, TimeUnit.SECONDS);
+        return botRules.compose(compiled -> gateway.deploy()).timeout(START_TIMEOUT_SECONDS, TimeUnit.SECONDS);
       })
       .onSuccess(v -> ConfigSummary.logStart(LOG, config, gateway.port, gateway.ingestDeployments.size(),
         vertx.isNativeTransportEnabled() ? "epoll" : "nio"))

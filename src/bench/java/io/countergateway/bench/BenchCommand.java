@@ -1,5 +1,6 @@
 package io.countergateway.bench;
 
+import io.countergateway.internal.beacon.UserAgentFilterCommand;
 import io.countergateway.internal.store.FlushStatementCommand;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -25,7 +26,7 @@ import java.util.concurrent.Callable;
  */
 @Command(name = "counter-gateway-bench", mixinStandardHelpOptions = true, sortOptions = false,
   subcommands = {PlainServerCommand.class, LatencyProxyCommand.class, ProfileSharesCommand.class,
-    FlushStatementCommand.class, DurableWriteCommand.class},
+    FlushStatementCommand.class, DurableWriteCommand.class, UserAgentFilterCommand.class},
   description = {"Measures hand-written counting strategies, the gateway (HTTP and event bus) and Redis side by side "
     + "on one database, and checks that every one counted correctly.",
     "Strategies: " + "single-row, multi-row, slotted, skip-locked, ledger, gateway-http, gateway-http-batch, "

@@ -108,17 +108,18 @@ public final class GatewayFixture implements AutoCloseable {
    * before they are written (beacons, ack=accepted). Blocks the test thread, never an event loop.
    */
   public long sumInTableReaching(String type, String id, long expected) {
-    long sum = await(sumInTable(type, id));
-    for (int i = 0; i < 100 && sum != expected; i++) {
-      try {
-        Thread.sleep(50);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        return sum;
-      }
-      sum = await(sumInTable(type, id));
-    }
-    return sum;
+    return await(sumInTableReaching(type, id, expected, 5_000));
+  }
+
+  /**
+   * SUM(count) over the counter's slots once it reaches {@code expected}, read every 100 ms for at most
+   * {@code timeoutMs}; then whatever it is. For counts a flush retried after a refused connection writes late.
+   */
+  public Future<Long> sumInTableReaching(String type, String id, long expected, long timeoutMs) {
+    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+    return sumInTable(type, id).compose(sum -> sum >= expected || System.nanoTime() > deadline ? Future.succeededFuture(sum)
+      : vertx.timer(100).compose(v -> sumInTableReaching(type, id, expected,
+        TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()))));
   }
 
   /** SUM(count) per record_id of one namespace, for ids starting with {@code prefix}. */

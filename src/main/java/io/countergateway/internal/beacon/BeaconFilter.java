@@ -3,18 +3,18 @@ package io.countergateway.internal.beacon;
 import io.countergateway.config.GatewayConfig;
 import io.countergateway.config.NamespaceOptions;
 import io.countergateway.internal.model.Increment;
-import io.vertx.core.Future;
 import io.vertx.core.MultiMap;
-import io.vertx.core.WorkerExecutor;
 import io.vertx.core.http.HttpHeaders;
 
 
 /**
  * Decides whether a valid beacon is counted, and under which id: privacy signals first ({@code DNT: 1},
- * {@code Sec-GPC: 1}, where the namespace honours them), then the client's limits ({@link ClientLimits}: its rate and
- * the new ids it brings), then bots (where {@code dropBots} is on; {@link UserAgentVerdicts} fails closed). A dropped
- * beacon is answered like a counted one, so a bot learns nothing; every outcome is counted in {@link BeaconOutcomes}.
- * One per event loop; the client limits and the outcomes are the gateway's.
+ * {@code Sec-GPC: 1}, where the namespace honours them), then bots (where {@code dropBots} is on;
+ * {@link UserAgentVerdicts}, decided on the event loop), then the client's limits ({@link ClientLimits}: its rate and
+ * the new ids it brings). Bots before limits, so that a crawler never spends the id or rate budget of the visitor or
+ * the network it shares an address with. A dropped beacon is answered like a counted one, so a bot learns nothing;
+ * every outcome is counted in {@link BeaconOutcomes}. One per event loop; the client limits and the outcomes are the
+ * gateway's.
  */
 public final class BeaconFilter {
   // header names hashed once, not per beacon
@@ -26,9 +26,8 @@ public final class BeaconFilter {
   private final ClientLimits clients;
   private final BeaconOutcomes outcomes;
 
-  /** {@code classifier}: the executor of the user agents the quick check cannot decide. */
-  public BeaconFilter(WorkerExecutor classifier, ClientLimits clients, BeaconOutcomes outcomes, GatewayConfig config) {
-    this.userAgents = new UserAgentVerdicts(classifier, new CrawlerDetector(config.getBeacon().getBotPatterns()),
+  public BeaconFilter(ClientLimits clients, BeaconOutcomes outcomes, GatewayConfig config) {
+    this.userAgents = new UserAgentVerdicts(new CrawlerDetector(config.getBeacon().getBotPatterns()),
       config.getMemoryBounds().userAgentCacheBytes());
     this.clients = clients;
     this.outcomes = outcomes;
@@ -39,26 +38,21 @@ public final class BeaconFilter {
    * {@code ClientAddress}); {@code folded}: why its id is already a reserved one, or null. A drop is already counted in
    * the outcomes; a beacon to be counted is counted there by {@link #counted} once the write path took it.
    */
-  public Future<BeaconVerdict> check(NamespaceOptions namespace, MultiMap headers, String client, Increment increment,
-                                     FoldReason folded) {
+  public BeaconVerdict check(NamespaceOptions namespace, MultiMap headers, String client, Increment increment,
+                             FoldReason folded) {
     DropReason privacy = privacySignal(namespace, headers);
     if (privacy != null) {
-      return Future.succeededFuture(drop(namespace, increment, privacy, client));
+      return drop(namespace, increment, privacy, client);
+    }
+    DropReason bot = namespace.isDropBots() ? userAgents.classify(headers.get(USER_AGENT)) : null;
+    if (bot != null) {
+      return drop(namespace, increment, bot, client);
     }
     DropReason limited = clients.check(namespace, client, increment.key().id());
     if (limited != null) {
-      return Future.succeededFuture(drop(namespace, increment, limited, client));
+      return drop(namespace, increment, limited, client);
     }
-    BeaconVerdict counted = BeaconVerdict.counted(increment, folded);
-    if (!namespace.isDropBots()) {
-      return Future.succeededFuture(counted);
-    }
-    Future<DropReason> verdict = userAgents.classify(headers.get(USER_AGENT));
-    if (verdict.succeeded() && verdict.result() == null) {
-      // the usual case, a verdict from the cache: no second future
-      return Future.succeededFuture(counted);
-    }
-    return verdict.map(reason -> reason == null ? counted : drop(namespace, increment, reason, client));
+    return BeaconVerdict.counted(increment, folded);
   }
 
   /** A beacon the write path took: counted in the outcomes. */

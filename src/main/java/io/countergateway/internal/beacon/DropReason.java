@@ -5,8 +5,11 @@ public enum DropReason {
   DO_NOT_TRACK, GLOBAL_PRIVACY_CONTROL, NO_USER_AGENT, CRAWLER, HEADLESS_BROWSER, CONFIGURED_PATTERN,
   /** A User-Agent longer than {@link UserAgentVerdicts#MAX_USER_AGENT_CHARS}: no browser sends one. */
   LONG_USER_AGENT,
-  /** The classifier was saturated: the beacon is dropped rather than counted unclassified (fail closed). */
-  FILTER_BUSY,
+  /**
+   * A User-Agent that would take the bot filter more than {@code CrawlerDetector.MAX_RULES_RUN} rules to decide: made up
+   * to cost it (no browser's takes a third of that), dropped rather than decided.
+   */
+  COSTLY_USER_AGENT,
   /** The client address spent its beacons of the namespace ({@code beacon.perClientPerMinute}, {@code perClientBurst}). */
   RATE_LIMITED,
   /** The client address beaconed more distinct ids this hour than {@code beacon.idsPerClientPerHour}. */

@@ -16,7 +16,6 @@ import io.countergateway.internal.uniques.UniqueVisitors;
 import io.countergateway.internal.model.ApiError;
 import io.vertx.core.Handler;
 import io.vertx.core.Vertx;
-import io.vertx.core.WorkerExecutor;
 import io.vertx.core.http.HttpServer;
 import io.netty.handler.codec.http.TooLongHttpHeaderException;
 import io.netty.handler.codec.http.TooLongHttpLineException;
@@ -47,9 +46,6 @@ public final class HttpApi {
     "public, max-age=86400");
   /** The page loads nothing but its own files, and no inline script can run in it. */
   private static final String UI_POLICY = "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'";
-
-  /** One thread for the whole gateway: the user agents the quick bot check cannot decide (see UserAgentVerdicts). */
-  private static final String CLASSIFIER_POOL = "cg-beacon-classifier";
 
   private HttpApi() {
   }
@@ -110,10 +106,8 @@ public final class HttpApi {
     ClientLimits clients = services.state().shared(ClientLimits.class,
       () -> new ClientLimits(services.config().getMemoryBounds().maxTrackedClients(),
         services.config().getLimits().getClientsPerNetwork(), System::nanoTime));
-    WorkerExecutor classifier = vertx.createSharedWorkerExecutor(CLASSIFIER_POOL, 1);
     IncrementRoutes increments = new IncrementRoutes(services.config(), services.rules(), writes,
-      new BeaconFilter(classifier, clients,
-        beaconOutcomes(services), services.config()), uniques, bodies,
+      new BeaconFilter(clients, beaconOutcomes(services), services.config()), uniques, bodies,
       services.state().shared(ForwardedPeers.class, ForwardedPeers::new));
     ReadRoutes reads = new ReadRoutes(client, services.config());
 

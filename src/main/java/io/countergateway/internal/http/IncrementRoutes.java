@@ -2,7 +2,6 @@ package io.countergateway.internal.http;
 
 import io.countergateway.internal.beacon.BeaconFilter;
 import io.countergateway.internal.beacon.BeaconVerdict;
-import io.countergateway.internal.beacon.DropReason;
 import io.countergateway.internal.beacon.FoldReason;
 import io.countergateway.internal.beacon.ReservedIds;
 import io.countergateway.config.GatewayConfig;
@@ -19,7 +18,6 @@ import io.countergateway.internal.write.WriteAnswer;
 import io.countergateway.internal.write.WritePath;
 import io.countergateway.internal.write.WriteRequest;
 import com.fasterxml.jackson.core.io.JsonStringEncoder;
-import io.vertx.core.AsyncResult;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.http.HttpServerRequest;
@@ -276,21 +274,14 @@ final class IncrementRoutes {
   void takeBeacon(NamespaceOptions namespace, Increment increment, FoldReason folded, HttpServerRequest request) {
     String client = ClientAddress.of(request, trustedProxies);
     ClientAddress.untrustedForwarder(request, trustedProxies, forwardedPeers);
-    beaconFilter.check(namespace, request.headers(), client, increment, folded)
-      .onComplete(verdict -> takeFiltered(namespace, request, client, verdict));
-  }
-
-  private void takeFiltered(NamespaceOptions namespace, HttpServerRequest request, String client,
-                            AsyncResult<BeaconVerdict> verdict) {
-    // the filter fails closed: a verdict that could not be reached (none can fail today) drops the beacon too
-    if (verdict.failed() || !verdict.result().isCounted()) {
+    BeaconVerdict verdict = beaconFilter.check(namespace, request.headers(), client, increment, folded);
+    if (!verdict.isCounted()) {
       // dropped: the same status, not counted
-      answerBeacon(request, verdict.failed() ? DropReason.FILTER_BUSY.label : verdict.result().dropped().label, null);
+      answerBeacon(request, verdict.dropped().label, null);
       return;
     }
-    BeaconVerdict counted = verdict.result();
-    writes.submit(WriteRequest.of(counted.increment(), AckMode.ACCEPTED))
-      .onSuccess(answer -> answerTaken(namespace, counted, request, client, answer));
+    writes.submit(WriteRequest.of(verdict.increment(), AckMode.ACCEPTED))
+      .onSuccess(answer -> answerTaken(namespace, verdict, request, client, answer));
   }
 
   private void answerTaken(NamespaceOptions namespace, BeaconVerdict verdict, HttpServerRequest request, String client,
