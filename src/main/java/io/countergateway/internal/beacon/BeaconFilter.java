@@ -2,6 +2,7 @@ package io.countergateway.internal.beacon;
 
 import io.countergateway.config.GatewayConfig;
 import io.countergateway.config.NamespaceOptions;
+import io.countergateway.internal.model.CounterKey;
 import io.countergateway.internal.model.Increment;
 import io.vertx.core.Future;
 import io.vertx.core.MultiMap;
@@ -11,8 +12,8 @@ import io.vertx.core.http.HttpHeaders;
 
 /**
  * Decides whether a valid beacon is counted, and under which id: privacy signals first ({@code DNT: 1},
- * {@code Sec-GPC: 1}, where the namespace honours them), then the client's limits ({@link ClientLimits}: its rate and
- * the new ids it brings), then bots (where {@code dropBots} is on; {@link UserAgentVerdicts} fails closed). A dropped
+ * {@code Sec-GPC: 1}, where the namespace honours them), then the client's limits ({@link ClientLimits}: its flood
+ * ceiling and its repeats of one page drop; a new id past a budget of new ids is counted under {@code (other)}), then bots (where {@code dropBots} is on; {@link UserAgentVerdicts} fails closed). A dropped
  * beacon is answered like a counted one, so a bot learns nothing; every outcome is counted in {@link BeaconOutcomes}.
  * One per event loop; the client limits and the outcomes are the gateway's.
  */
@@ -45,11 +46,12 @@ public final class BeaconFilter {
     if (privacy != null) {
       return Future.succeededFuture(drop(namespace, increment, privacy, client));
     }
-    DropReason limited = clients.check(namespace, client, increment.key().id());
-    if (limited != null) {
-      return Future.succeededFuture(drop(namespace, increment, limited, client));
+    ClientLimits.Verdict limited = clients.check(namespace, client, increment.key().id());
+    if (limited.dropped != null) {
+      return Future.succeededFuture(drop(namespace, increment, limited.dropped, client));
     }
-    BeaconVerdict counted = BeaconVerdict.counted(increment, folded);
+    BeaconVerdict counted = limited.folded == null ? BeaconVerdict.counted(increment, folded)
+      : BeaconVerdict.counted(other(increment), limited.folded);
     if (!namespace.isDropBots()) {
       return Future.succeededFuture(counted);
     }
@@ -64,6 +66,12 @@ public final class BeaconFilter {
   /** A beacon the write path took: counted in the outcomes. */
   public void counted(NamespaceOptions namespace, BeaconVerdict verdict) {
     outcomes.counted(namespace, verdict.folded());
+  }
+
+  /** {@code increment} counted under its namespace's {@code (other)}: a new id past a budget of new ids. */
+  private static Increment other(Increment increment) {
+    CounterKey key = increment.key();
+    return new Increment(new CounterKey(key.type(), ReservedIds.OTHER, key.bucket()), increment.delta());
   }
 
   private static DropReason privacySignal(NamespaceOptions namespace, MultiMap headers) {

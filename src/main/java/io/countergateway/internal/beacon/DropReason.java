@@ -7,10 +7,11 @@ public enum DropReason {
   LONG_USER_AGENT,
   /** The classifier was saturated: the beacon is dropped rather than counted unclassified (fail closed). */
   FILTER_BUSY,
-  /** The client address spent its beacons of the namespace ({@code beacon.perClientPerMinute}, {@code perClientBurst}). */
-  RATE_LIMITED,
-  /** The client address beaconed more distinct ids this hour than {@code beacon.idsPerClientPerHour}. */
-  TOO_MANY_IDS;
+  /**
+   * The client address sent past its flood ceiling ({@code beacon.perClientPerMinute}, {@code perClientBurst}) or
+   * repeated one id past {@code beacon.perPagePerMinute}, {@code perPageBurst}.
+   */
+  RATE_LIMITED;
 
   /** As written in the metric label. */
   public final String label = name().toLowerCase();
