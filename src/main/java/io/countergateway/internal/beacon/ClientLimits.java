@@ -53,6 +53,8 @@ public final class ClientLimits {
   private static final int TEXT = 0;
   private static final int IPV4 = 4;
   private static final int IPV6 = 6;
+  /** What {@link #takeDownward} answers when every level gave a token and the client's record is new. */
+  private static final int NEW_CLIENT = -2;
 
   /** What the limits made of a beacon: counted under its own id, counted under {@code (other)}, or dropped. */
   public enum Verdict {
@@ -135,12 +137,19 @@ public final class ClientLimits {
     };
     int levels = kind == TEXT ? 1 : kind == IPV4 ? 2 : 3;
     long scope = (long) space.number << 16 | kind << 8;
-    if (perMinute != 0
-      && takeDownward(Record.BEACONS, scope, kind, bits, levels, namespace.getPerClientBurst(), perMinute / MINUTE_NANOS,
-        now) >= 0) {
-      return Verdict.RATE_LIMITED;
+    boolean newClient = false;
+    if (perMinute != 0) {
+      int refused = takeDownward(Record.BEACONS, scope, kind, bits, levels, namespace.getPerClientBurst(),
+        perMinute / MINUTE_NANOS, now);
+      if (refused >= 0) {
+        return Verdict.RATE_LIMITED;
+      }
+      newClient = refused == NEW_CLIENT;
     }
-    if (perPage != 0) {
+    // a client's first beacon (its record made now) fits any page's burst: its (client, page) record waits for the
+    // second, so a crowd of new addresses makes one record each, not two; a client pushed out and back gets one view
+    // of a page past that page's rate at most
+    if (perPage != 0 && !newClient) {
       // the page's 64 bits with the namespace's and the kind's, beside the client's: one bucket per (client, page)
       long high = page + scope * 0x9E37_79B9_7F4A_7C15L;
       long low = prefix(kind, 0, bits);
@@ -207,10 +216,12 @@ public final class ClientLimits {
   /**
    * Takes a token of {@code which} at each level of the client, the widest first, each level holding its share of
    * {@code capacity} and {@code perNano}; the level that refused (0: the client), after giving back the tokens the
-   * wider ones took, or -1 when every level gave one.
+   * wider ones took, or when every level gave one {@link #NEW_CLIENT} if the client's record was made by this check,
+   * else -1.
    */
   private int takeDownward(int which, long scope, int kind, long bits, int levels, double capacity, double perNano,
                            long now) {
+    boolean made = false;
     for (int level = levels - 1; level >= 0; level--) {
       ClientTable<Record> table = level == 0 ? clients : networks;
       long high = scope | level;
@@ -218,7 +229,9 @@ public final class ClientLimits {
       int share = ClientNetworks.share(level, levels, clientsPerNetwork);
       boolean taken;
       synchronized (table.lockOf(high, low)) {
-        taken = table.recordOf(high, low, now).take(which, capacity * share, perNano * share, now);
+        Record record = table.recordOf(high, low, now);
+        made = record.isNew(which);
+        taken = record.take(which, capacity * share, perNano * share, now);
       }
       if (!taken) {
         for (int wider = level + 1; wider < levels; wider++) {
@@ -234,7 +247,7 @@ public final class ClientLimits {
         return level;
       }
     }
-    return -1;
+    return made ? NEW_CLIENT : -1;
   }
 
   private Space space(String name) {
@@ -307,6 +320,11 @@ public final class ClientLimits {
       beaconsUsed = false;
       idsUsed = false;
       held = false;
+    }
+
+    /** Whether the bucket {@code which} was never used since the record was made or cleared. */
+    boolean isNew(int which) {
+      return which == BEACONS ? !beaconsUsed : !idsUsed;
     }
 
     boolean holdsLimit(long now) {

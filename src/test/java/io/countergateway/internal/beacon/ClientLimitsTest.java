@@ -224,6 +224,15 @@ class ClientLimitsTest {
   }
 
   @Test
+  @DisplayName("a crowd of new addresses viewing one page once each makes a client and a network record each, no page's")
+  void firstViewsMakeNoPageRecord() {
+    ClientLimits limits = limits(100_000, 16);
+    NamespaceOptions pages = namespace(new JsonObject());
+    assertThat(counted(limits, pages, 1_000, i -> "10.0." + (i >> 8) + "." + (i & 255), i -> "/home")).isEqualTo(1_000);
+    assertThat(limits.tracked()).as("1,000 clients, 4 networks").isEqualTo(1_004);
+  }
+
+  @Test
   @DisplayName("a client has budgets in each namespace; an IPv4-mapped address is its IPv4 client")
   void keysByNamespaceAndAddress() {
     ClientLimits limits = limits(1_000, 16);
