@@ -22,14 +22,21 @@ G="http://127.0.0.1:$PORT"
 . "$WRK_DIR/common.sh"
 
 # the configuration plus a beacon namespace without the bot filter (namespaces: is the file's last block)
-GATEWAY_CONFIG="$OUT/gateway.yaml"
-{ cat "$CONFIG"; echo "  beacons-plain: { slots: 16, public: true, beacon: { dropBots: false, perClientPerMinute: 0, idsPerClientPerHour: 0 } }"; } >"$GATEWAY_CONFIG"
+# every beacon limit the build knows off (a build refuses keys it does not know, so each gets a file of its own)
+beacon_config() {  # beacon_config BUILD JAR: the configuration file for that build
+  local keys="dropBots: false, perClientPerMinute: 0, idsPerClientPerHour: 0" file="$OUT/gateway-$1.yaml"
+  if unzip -p "$2" io/countergateway/config/NamespaceOptions.class | grep -aq perPagePerMinute; then
+    keys="$keys, perPagePerMinute: 0, newIdsPerHour: 0"
+  fi
+  { cat "$CONFIG"; echo "  beacons-plain: { slots: 16, public: true, beacon: { $keys } }"; } >"$file"
+  echo "$file"
+}
 for build in before after; do drop_gateway_tables "compare_$build"; done
 
 GATEWAY_PID=
 cleanup() { [ -n "$GATEWAY_PID" ] && kill "$GATEWAY_PID" 2>/dev/null || true; }
 trap cleanup EXIT
-start() { start_gateway "$1" "$2" "$GATEWAY_CONFIG" CG_DATABASE_TABLE="compare_$1"; }  # start BUILD JAR
+start() { start_gateway "$1" "$2" "$(beacon_config "$1" "$2")" CG_DATABASE_TABLE="compare_$1"; }  # start BUILD JAR
 stop() { kill -TERM "$GATEWAY_PID"; wait "$GATEWAY_PID" || true; GATEWAY_PID=; }
 
 # workload NAME → wrk arguments

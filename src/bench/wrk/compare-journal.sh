@@ -22,7 +22,7 @@ G="http://127.0.0.1:$PORT"
 . "$WRK_DIR/common.sh"
 
 GATEWAY_CONFIG="$OUT/gateway.yaml"
-{ cat "$CONFIG"; echo "  beacons-plain: { slots: 16, public: true, beacon: { dropBots: false, perClientPerMinute: 0, idsPerClientPerHour: 0 } }"; } >"$GATEWAY_CONFIG"
+{ cat "$CONFIG"; echo "  beacons-plain: { slots: 16, public: true, beacon: { dropBots: false, perClientPerMinute: 0, perPagePerMinute: 0, idsPerClientPerHour: 0, newIdsPerHour: 0 } }"; } >"$GATEWAY_CONFIG"
 for mode in $MODES; do drop_gateway_tables "journal_$mode"; rm -rf "$OUT/journal-$mode"; done
 
 GATEWAY_PID=; PLAIN_PID=

@@ -44,9 +44,9 @@ PLAIN_PID=$!; PIDS+=($PLAIN_PID)
 # daily windows, and one with daily windows counting unique visitors (namespaces: is the file's last block, so the
 # lines below extend it)
 CONFIG="$OUT/gateway.yaml"
-{ cat "conf/$DB.yaml"; echo "  beacons-plain: { slots: 16, public: true, beacon: { dropBots: false, perClientPerMinute: 0, idsPerClientPerHour: 0 } }"
-  echo "  beacons-windowed: { slots: 16, public: true, beacon: { perClientPerMinute: 0, idsPerClientPerHour: 0 }, window: { bucket: day, retention: 2d } }"
-  echo "  beacons-unique: { slots: 16, public: true, unique: true, beacon: { perClientPerMinute: 0, idsPerClientPerHour: 0 }, window: { bucket: day, retention: 2d } }"; } >"$CONFIG"
+{ cat "conf/$DB.yaml"; echo "  beacons-plain: { slots: 16, public: true, beacon: { dropBots: false, perClientPerMinute: 0, perPagePerMinute: 0, idsPerClientPerHour: 0, newIdsPerHour: 0 } }"
+  echo "  beacons-windowed: { slots: 16, public: true, beacon: { perClientPerMinute: 0, perPagePerMinute: 0, idsPerClientPerHour: 0, newIdsPerHour: 0 }, window: { bucket: day, retention: 2d } }"
+  echo "  beacons-unique: { slots: 16, public: true, unique: true, beacon: { perClientPerMinute: 0, perPagePerMinute: 0, idsPerClientPerHour: 0, newIdsPerHour: 0 }, window: { bucket: day, retention: 2d } }"; } >"$CONFIG"
 CG_NAMESPACES_PAGEVIEWS_BEACON_PER_CLIENT_PER_MINUTE=0 CG_NAMESPACES_PAGEVIEWS_BEACON_IDS_PER_CLIENT_PER_HOUR=0 \
   CG_HTTP_PORT=$GATEWAY_PORT CG_DATABASE_TABLE=$TABLE MALLOC_ARENA_MAX=${MALLOC_ARENA_MAX:-2} java $GATEWAY_JVM -jar "$JAR" --config "$CONFIG" >"$OUT/gateway.log" 2>&1 &
 GATEWAY_PID=$!; PIDS+=($GATEWAY_PID)

@@ -16,6 +16,7 @@ public final class BeaconOptions {
 
   static {
     KEYS.retired("maxTrackedClients", "derived from the heap (docs/operations.md \"Sizing\")");
+    KEYS.retired("maxKnownIds", "derived from the heap (docs/operations.md \"Sizing\")");
     KEYS.retired("userAgentCacheBytes", "derived from the heap (docs/operations.md \"Sizing\")");
   }
 

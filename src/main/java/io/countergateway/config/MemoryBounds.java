@@ -22,8 +22,10 @@ public final class MemoryBounds {
     CONNECTIONS("limits.maxConnections"),
     /** Requests with an Idempotency-Key one ingest verticle writes at once; more get 503. */
     IDEMPOTENT_IN_FLIGHT("idempotency.maxInFlight"),
-    /** Client addresses whose beacon limits are remembered (least recently seen forgotten first). */
+    /** Client addresses whose beacon limits are remembered (those holding no limit forgotten first). */
     TRACKED_CLIENTS("beacon.maxTrackedClients"),
+    /** Ids the public namespaces remember as existing, all together (each an equal share): never folded by a budget. */
+    KNOWN_IDS("beacon.maxKnownIds"),
     /** Bytes of user-agent verdicts each event loop remembers (least recently used forgotten first). */
     USER_AGENT_CACHE_BYTES("beacon.userAgentCacheBytes"),
     /** Counter-buckets one ingest verticle holds sketches for between merges (full: the eldest merges early). */
@@ -85,6 +87,10 @@ public final class MemoryBounds {
 
   public int maxTrackedClients() {
     return (int) get(Bound.TRACKED_CLIENTS);
+  }
+
+  public int maxKnownIds() {
+    return (int) get(Bound.KNOWN_IDS);
   }
 
   public int userAgentCacheBytes() {

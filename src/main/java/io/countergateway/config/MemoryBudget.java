@@ -32,12 +32,13 @@ public final class MemoryBudget {
   /**
    * Each bound's share of the holders' part of the heap; they add up to 1. In the containers' 247 MiB heap on 2 cores
    * they give ~37,000 pending counters and ~24,000 waiting requests per ingest verticle, 28 MiB of bodies, ~3,500
-   * connections and ~14,500 beacon clients (docs/operations.md "Sizing").
+   * connections, ~71,000 beacon clients and ~485,000 known page ids (docs/operations.md "Sizing").
    */
   static final Map<Bound, Double> SHARES = new EnumMap<>(Map.of(
     Bound.PENDING_KEYS, 0.15, Bound.WAITING_REQUESTS, 0.05, Bound.BODY_BYTES_IN_FLIGHT, 0.15,
-    Bound.CONNECTIONS, 0.15, Bound.IDEMPOTENT_IN_FLIGHT, 0.05, Bound.TRACKED_CLIENTS, 0.20,
-    Bound.USER_AGENT_CACHE_BYTES, 0.05, Bound.PENDING_SKETCHES, 0.15, Bound.READ_CACHE_COUNTERS, 0.05));
+    Bound.CONNECTIONS, 0.15, Bound.IDEMPOTENT_IN_FLIGHT, 0.05, Bound.TRACKED_CLIENTS, 0.12,
+    Bound.KNOWN_IDS, 0.08, Bound.USER_AGENT_CACHE_BYTES, 0.05, Bound.PENDING_SKETCHES, 0.15,
+    Bound.READ_CACHE_COUNTERS, 0.05));
 
   /** A pending delta: the map's node and table slot, the key (record, namespace reference, id string) and the sum. */
   static final long PENDING_DELTA_BYTES = 140;
@@ -50,16 +51,15 @@ public final class MemoryBudget {
    */
   static final long CONNECTION_BYTES = 8 * 1024;
   /**
-   * A client's beacon record: its table slot (two long keys and a reference, 20 bytes), the record (48), its token
-   * bucket from its second beacon (48) and its id array from its second id (grows by doubling, up to the cap): ~120
-   * bytes with one id. Counted at 250, so that the records a crowd of new addresses pushes out, garbage until the
-   * next collection, fit too.
+   * A beacon limits record (a client's, a network's or a (client, page)'s): its table slot (two long keys and a
+   * reference, 20 bytes) and the record with its two token buckets (56); counted at 100. A record pushed out is
+   * reused, so a crowd of new addresses makes no garbage.
    */
-  static final long BEACON_CLIENT_BYTES = 250;
-  /** Each distinct id a beacon client has counted this hour is remembered by a 32-bit hash. */
-  static final long BEACON_CLIENT_ID_HASH_BYTES = 4;
+  static final long BEACON_RECORD_BYTES = 100;
   /** Networks' records kept at least, whatever the clients' bound. */
   static final long MIN_TRACKED_NETWORKS = 100;
+  /** A known id: 64 bits of its hash in an open-addressing table between a quarter and half full. */
+  static final long KNOWN_ID_BYTES = 32;
   /** An HLL_4 sketch: 2^lgK four-bit registers, plus its object, the map node and the exception table's start. */
   static final long SKETCH_OVERHEAD_BYTES = 128;
   /**
@@ -74,8 +74,6 @@ public final class MemoryBudget {
   static final long IDEMPOTENT_REQUEST_BYTES = 300;
   /** An {@code Idempotency-Key} is at most 255 printable ASCII characters. */
   static final long IDEMPOTENCY_KEY_MAX_CHARS = 255;
-  /** Ids per client per hour a beacon record is sized for when no namespace is public (the key's default). */
-  private static final int DEFAULT_IDS_PER_CLIENT = 300;
 
   /**
    * One holder full: what it is, the key or knob that fixed its bound (empty: derived from the heap), how many of it
@@ -93,18 +91,14 @@ public final class MemoryBudget {
    * What each bound's one entry takes in a configuration, and how many copies of the bound it keeps: the bytes of a
    * bound at a given value.
    */
-  private record Shape(int ingestVerticles, int eventLoops, int readVerticles, long idBytes, int idsPerClient,
-                       int clientsPerNetwork, long sketchBytes) {
+  private record Shape(int ingestVerticles, int eventLoops, int readVerticles, long idBytes, long sketchBytes) {
     static Shape of(GatewayConfig config, int ingestVerticles, int eventLoops) {
       LimitsOptions limits = config.getLimits();
       // a namespace may allow longer ids than limits.maxIdLength
       long idBytes = config.getNamespaces().values().stream().map(NamespaceOptions::getMaxIdLength)
         .filter(Objects::nonNull).mapToInt(Integer::intValue).reduce(limits.getMaxIdLength(), Math::max);
-      int idsPerClient = config.getNamespaces().values().stream().filter(NamespaceOptions::isPublic)
-        .mapToInt(NamespaceOptions::getIdsPerClientPerHour).max().orElse(DEFAULT_IDS_PER_CLIENT);
       long sketchBytes = (1L << config.getUniques().getLgK()) / 2 + SKETCH_OVERHEAD_BYTES;
-      return new Shape(ingestVerticles, eventLoops, config.getReads().getInstances(), idBytes, idsPerClient,
-        limits.getClientsPerNetwork(), sketchBytes);
+      return new Shape(ingestVerticles, eventLoops, config.getReads().getInstances(), idBytes, sketchBytes);
     }
 
     long bytes(Bound bound, long value) {
@@ -114,7 +108,8 @@ public final class MemoryBudget {
         case BODY_BYTES_IN_FLIGHT -> value;
         case CONNECTIONS -> value * CONNECTION_BYTES;
         case IDEMPOTENT_IN_FLIGHT -> ingestVerticles * value * (IDEMPOTENT_REQUEST_BYTES + IDEMPOTENCY_KEY_MAX_CHARS);
-        case TRACKED_CLIENTS -> clientBytes(value) + networkBytes(value);
+        case TRACKED_CLIENTS -> clientBytes(value) + networkBytes(value) + pageBytes(value);
+        case KNOWN_IDS -> value * KNOWN_ID_BYTES;
         case USER_AGENT_CACHE_BYTES -> eventLoops * value;
         case PENDING_SKETCHES -> (long) (ingestVerticles * value * SKETCHES_HELD_PER_CAP) * sketchBytes;
         case READ_CACHE_COUNTERS -> readVerticles * value * (CACHED_READ_BYTES + idBytes);
@@ -122,13 +117,17 @@ public final class MemoryBudget {
     }
 
     long clientBytes(long clients) {
-      return clients * (BEACON_CLIENT_BYTES + idsPerClient * BEACON_CLIENT_ID_HASH_BYTES);
+      return clients * BEACON_RECORD_BYTES;
     }
 
-    /** A network's record holds clientsPerNetwork clients' worth of ids; a clientsPerNetwork-th as many are kept. */
+    /** A quarter as many networks as clients are kept (beacon.ClientLimits). */
     long networkBytes(long clients) {
-      long networks = Math.max(MIN_TRACKED_NETWORKS, clients / clientsPerNetwork);
-      return networks * (BEACON_CLIENT_BYTES + (long) idsPerClient * clientsPerNetwork * BEACON_CLIENT_ID_HASH_BYTES);
+      return Math.max(MIN_TRACKED_NETWORKS, clients / 4) * BEACON_RECORD_BYTES;
+    }
+
+    /** Twice as many (client, page) pairs as clients are kept (beacon.ClientLimits). */
+    long pageBytes(long clients) {
+      return 2 * clients * BEACON_RECORD_BYTES;
     }
   }
 
@@ -164,6 +163,7 @@ public final class MemoryBudget {
     ranges.put(Bound.CONNECTIONS, new Range(1, 10_000_000, 1, ""));
     ranges.put(Bound.IDEMPOTENT_IN_FLIGHT, new Range(1, 1_000_000, 1, ""));
     ranges.put(Bound.TRACKED_CLIENTS, new Range(100, 10_000_000, 100, ""));
+    ranges.put(Bound.KNOWN_IDS, new Range(1_000, 100_000_000, 1_000, ""));
     ranges.put(Bound.USER_AGENT_CACHE_BYTES, new Range(0, 256 * 1024 * 1024, 0, ""));
     ranges.put(Bound.PENDING_SKETCHES, new Range(1, 1_000_000, 1, ""));
     ranges.put(Bound.READ_CACHE_COUNTERS, new Range(1, 10_000_000, 1, ""));
@@ -223,6 +223,8 @@ public final class MemoryBudget {
       String key = bounds.setBy(Bound.TRACKED_CLIENTS);
       holders.add(new Holder("per-client beacon limits", key, "", shape.clientBytes(clients)));
       holders.add(new Holder("per-network beacon limits", key, "", shape.networkBytes(clients)));
+      holders.add(new Holder("per-page beacon limits", key, "", shape.pageBytes(clients)));
+      holders.add(holder("known page ids", bounds, Bound.KNOWN_IDS, "", shape));
       holders.add(holder("user-agent verdicts", bounds, Bound.USER_AGENT_CACHE_BYTES, eventLoops + " event loops", shape));
     }
     if (config.hasUniques()) {

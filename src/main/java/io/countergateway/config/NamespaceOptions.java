@@ -42,13 +42,28 @@ public final class NamespaceOptions {
     "longest id of this namespace (unset: `limits.maxIdLength`)");
   public static final ConfigKey<Boolean> ANONYMOUS_READS = KEYS.define("anonymousReads", MEDIUM, BOOLEAN, false, any(),
     "with `auth.tokens` set, reads of this namespace need no token (otherwise `read`, `write` or `admin`)");
-  /** A token bucket per client address and namespace: no person's browser sends ten page views a second for long. */
-  public static final ConfigKey<Integer> PER_CLIENT_PER_MINUTE = KEYS.define("beacon.perClientPerMinute", MEDIUM, INT, 600,
-    between(0, 100_000_000), "beacons one client address may have counted per minute, sustained (0 = no limit)");
-  public static final ConfigKey<Integer> PER_CLIENT_BURST = KEYS.define("beacon.perClientBurst", LOW, INT, 120,
-    between(1, 100_000_000), "beacons one client address may have counted at once before the per-minute rate applies");
+  /**
+   * A flood ceiling per client address and namespace, not a page-view rate: an office, a carrier NAT or a proxy puts
+   * many people behind one address (30 people viewing 40 pages a second together stay far below it).
+   */
+  public static final ConfigKey<Integer> PER_CLIENT_PER_MINUTE = KEYS.define("beacon.perClientPerMinute", MEDIUM, INT, 6_000,
+    between(0, 100_000_000), "beacons one client address may send per minute, sustained, before the rest are dropped "
+      + "`rate_limited`: a flood ceiling (0 = none)");
+  public static final ConfigKey<Integer> PER_CLIENT_BURST = KEYS.define("beacon.perClientBurst", LOW, INT, 1_200,
+    between(1, 100_000_000), "beacons one client address may send at once before `perClientPerMinute` applies");
+  /** What stops inflation: one client repeating one page; no person views one page once a second for long. */
+  public static final ConfigKey<Integer> PER_PAGE_PER_MINUTE = KEYS.define("beacon.perPagePerMinute", MEDIUM, INT, 60,
+    between(0, 100_000_000), "views of one id one client address may have counted per minute, sustained; the repeats "
+      + "past it are dropped `rate_limited` (0 = no limit)");
+  public static final ConfigKey<Integer> PER_PAGE_BURST = KEYS.define("beacon.perPageBurst", LOW, INT, 30,
+    between(1, 100_000_000), "views of one id one client address may have counted at once before `perPagePerMinute` "
+      + "applies");
   public static final ConfigKey<Integer> IDS_PER_CLIENT_PER_HOUR = KEYS.define("beacon.idsPerClientPerHour", MEDIUM, INT, 300,
-    between(0, 100_000), "distinct ids one client address may have counted per hour (0 = no cap)");
+    between(0, 100_000), "new ids one client address may add per hour; its views of further new ids are counted "
+      + "under `(other)` (0 = no budget)");
+  public static final ConfigKey<Integer> NEW_IDS_PER_HOUR = KEYS.define("beacon.newIdsPerHour", MEDIUM, INT, 10_000,
+    between(0, 100_000_000), "new ids the namespace takes per hour from all clients; views of further new ids are "
+      + "counted under `(other)` (0 = no budget)");
 
   private final String name;
   private final int slots;
@@ -66,6 +81,9 @@ public final class NamespaceOptions {
   private final int perClientPerMinute;
   private final int perClientBurst;
   private final int idsPerClientPerHour;
+  private final int perPagePerMinute;
+  private final int perPageBurst;
+  private final int newIdsPerHour;
 
   private NamespaceOptions(String name, ConfigSection section) {
     this.name = name;
@@ -83,6 +101,9 @@ public final class NamespaceOptions {
     perClientPerMinute = section.get(PER_CLIENT_PER_MINUTE);
     perClientBurst = section.get(PER_CLIENT_BURST);
     idsPerClientPerHour = section.get(IDS_PER_CLIENT_PER_HOUR);
+    perPagePerMinute = section.get(PER_PAGE_PER_MINUTE);
+    perPageBurst = section.get(PER_PAGE_BURST);
+    newIdsPerHour = section.get(NEW_IDS_PER_HOUR);
     if (unique && window == null) {
       throw new ConfigException(section.key(UNIQUE), "unique visitors are counted per bucket: only a "
         + "windowed namespace (" + section.key("window") + ") may set unique: true");
@@ -168,7 +189,7 @@ public final class NamespaceOptions {
     return anonymousReads;
   }
 
-  /** Beacons one client address may have counted per minute, sustained; 0: no limit. */
+  /** Beacons one client address may send per minute, sustained (a flood ceiling); 0: none. */
   public int getPerClientPerMinute() {
     return perClientPerMinute;
   }
@@ -177,8 +198,22 @@ public final class NamespaceOptions {
     return perClientBurst;
   }
 
-  /** Distinct ids one client address may have counted per hour; 0: no cap. */
+  /** New ids one client address may add per hour (its networks a share each); 0: no budget. */
   public int getIdsPerClientPerHour() {
     return idsPerClientPerHour;
+  }
+
+  /** Views of one id one client address may have counted per minute, sustained; 0: no limit. */
+  public int getPerPagePerMinute() {
+    return perPagePerMinute;
+  }
+
+  public int getPerPageBurst() {
+    return perPageBurst;
+  }
+
+  /** New ids the namespace takes per hour from all its clients; 0: no budget. */
+  public int getNewIdsPerHour() {
+    return newIdsPerHour;
   }
 }

@@ -19,6 +19,8 @@ public final class UniquesOptions {
 
   static {
     KEYS.retired("maxPendingSketches", "derived from the heap (docs/operations.md \"Sizing\")");
+    KEYS.retired("newSketchesPerClientPerMinute", "many visitors share one address; the new sketches a client opens "
+      + "are bounded by the beacons' budgets of new ids (beacon.idsPerClientPerHour, beacon.newIdsPerHour)");
   }
 
   public static final ConfigKey<Integer> LG_K = KEYS.define("lgK", MEDIUM, INT, 12, between(4, 21),
@@ -27,17 +29,13 @@ public final class UniquesOptions {
     between(Duration.ofMillis(10), Duration.ofMinutes(1)), "how often each ingest verticle merges its sketches into "
       + "`<table>_uniques`")
     .formerly("flushIntervalMs", ChronoUnit.MILLIS);
-  public static final ConfigKey<Integer> NEW_SKETCHES_PER_CLIENT = KEYS.define("newSketchesPerClientPerMinute", LOW, INT, 60,
-    between(1, 1_000_000), "new counter-buckets one client address may open per minute per ingest verticle");
 
   private final int lgK;
   private final int flushIntervalMs;
-  private final int newSketchesPerClientPerMinute;
 
   private UniquesOptions(ConfigSection section) {
     lgK = section.get(LG_K);
     flushIntervalMs = (int) section.get(FLUSH_INTERVAL).toMillis();
-    newSketchesPerClientPerMinute = section.get(NEW_SKETCHES_PER_CLIENT);
   }
 
   static UniquesOptions from(ConfigSection section) {
@@ -51,10 +49,5 @@ public final class UniquesOptions {
   /** How often each ingest verticle merges the sketches it holds into the database. */
   public int getFlushIntervalMs() {
     return flushIntervalMs;
-  }
-
-  /** New counter-buckets one client address may open per minute per ingest verticle; past it its visits join no new sketch. */
-  public int getNewSketchesPerClientPerMinute() {
-    return newSketchesPerClientPerMinute;
   }
 }

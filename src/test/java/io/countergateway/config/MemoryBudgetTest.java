@@ -63,7 +63,8 @@ class MemoryBudgetTest {
     assertThat(bounds.maxBodyBytesInFlight()).isBetween(24 * (int) MIB, 32 * (int) MIB);
     assertThat(bounds.maxConnections()).isBetween(3_000, 4_000);
     assertThat(bounds.maxIdempotentInFlight()).isBetween(7_000, 10_000);
-    assertThat(bounds.maxTrackedClients()).isBetween(12_000, 20_000);
+    assertThat(bounds.maxTrackedClients()).isBetween(60_000, 80_000);
+    assertThat(bounds.maxKnownIds()).isBetween(400_000, 550_000);
     assertThat(bounds.userAgentCacheBytes()).isBetween(2 * (int) MIB, 3 * (int) MIB);
     assertThat(bounds.maxPendingSketches()).isBetween(1_500, 2_000);
     assertThat(bounds.readCacheMaxCounters()).isBetween(20_000, 30_000);

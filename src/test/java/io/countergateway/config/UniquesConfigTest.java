@@ -37,6 +37,14 @@ class UniquesConfigTest {
   }
 
   @Test
+  @DisplayName("uniques.newSketchesPerClientPerMinute, removed (many visitors share one address), stops the start naming it")
+  void perClientSketchCapIsGone() {
+    assertThatThrownBy(() -> GatewayConfig.fromJson(withVisits(new JsonObject()).put("uniques",
+      new JsonObject().put("newSketchesPerClientPerMinute", 60))))
+      .hasMessageStartingWith("uniques.newSketchesPerClientPerMinute: is no longer a key: many visitors share one address");
+  }
+
+  @Test
   @DisplayName("unique: true on a namespace without a window, or that takes no beacons, stops the start naming the key")
   void uniqueNeedsAWindowAndBeacons() {
     assertThatThrownBy(() -> GatewayConfig.fromJson(withVisits(new JsonObject().put("public", true).put("unique", true))))

@@ -2,6 +2,7 @@ package io.countergateway.internal.beacon;
 
 import io.countergateway.config.GatewayConfig;
 import io.countergateway.config.NamespaceOptions;
+import io.countergateway.internal.model.CounterKey;
 import io.countergateway.internal.model.Increment;
 import io.vertx.core.MultiMap;
 import io.vertx.core.http.HttpHeaders;
@@ -10,11 +11,11 @@ import io.vertx.core.http.HttpHeaders;
 /**
  * Decides whether a valid beacon is counted, and under which id: privacy signals first ({@code DNT: 1},
  * {@code Sec-GPC: 1}, where the namespace honours them), then bots (where {@code dropBots} is on;
- * {@link UserAgentVerdicts}, decided on the event loop), then the client's limits ({@link ClientLimits}: its rate and
- * the new ids it brings). Bots before limits, so that a crawler never spends the id or rate budget of the visitor or
- * the network it shares an address with. A dropped beacon is answered like a counted one, so a bot learns nothing;
- * every outcome is counted in {@link BeaconOutcomes}. One per event loop; the client limits and the outcomes are the
- * gateway's.
+ * {@link UserAgentVerdicts}, decided on the event loop), then the client's limits ({@link ClientLimits}: its flood
+ * ceiling and its repeats of one page drop; a new id past a budget of new ids is counted under {@code (other)}). Bots
+ * before limits, so that a crawler never spends the id or rate budget of the visitor or the network it shares an
+ * address with. A dropped beacon is answered like a counted one, so a bot learns nothing; every outcome is counted in
+ * {@link BeaconOutcomes}. One per event loop; the client limits and the outcomes are the gateway's.
  */
 public final class BeaconFilter {
   // header names hashed once, not per beacon
@@ -48,16 +49,23 @@ public final class BeaconFilter {
     if (bot != null) {
       return drop(namespace, increment, bot, client);
     }
-    DropReason limited = clients.check(namespace, client, increment.key().id());
-    if (limited != null) {
-      return drop(namespace, increment, limited, client);
+    ClientLimits.Verdict limited = clients.check(namespace, client, increment.key().id());
+    if (limited.dropped != null) {
+      return drop(namespace, increment, limited.dropped, client);
     }
-    return BeaconVerdict.counted(increment, folded);
+    return limited.folded == null ? BeaconVerdict.counted(increment, folded)
+      : BeaconVerdict.counted(other(increment), limited.folded);
   }
 
   /** A beacon the write path took: counted in the outcomes. */
   public void counted(NamespaceOptions namespace, BeaconVerdict verdict) {
     outcomes.counted(namespace, verdict.folded());
+  }
+
+  /** {@code increment} counted under its namespace's {@code (other)}: a new id past a budget of new ids. */
+  private static Increment other(Increment increment) {
+    CounterKey key = increment.key();
+    return new Increment(new CounterKey(key.type(), ReservedIds.OTHER, key.bucket()), increment.delta());
   }
 
   private static DropReason privacySignal(NamespaceOptions namespace, MultiMap headers) {

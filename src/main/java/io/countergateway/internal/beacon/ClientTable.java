@@ -5,12 +5,15 @@ import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 /**
- * At most {@code capacity} records under keys of two longs, shared by the gateway's event loops: the per-client and
- * per-network records of {@link ClientLimits}. Set-associative: a key hashes to one set of {@value #WAYS} slots, kept
- * most recently used first; a key found moves to the front, a new key goes to the front and pushes the set's least
- * recently used record out when the set is full, and that record, cleared, is the new key's: once the table is full,
- * a crowd of new keys allocates nothing, and costs no memory past the capacity. A record is used under its set's lock
- * ({@link #lockOf}), so no record is cleared while a beacon is being checked against it.
+ * At most {@code capacity} records under keys of two longs, shared by the gateway's event loops: the per-client,
+ * per-network and per-page records of {@link ClientLimits}. Set-associative: a key hashes to one set of {@value #WAYS}
+ * slots, kept most recently used first; a key found moves to the front, a new key goes to the front and, when the set
+ * is full, pushes out the least recently used record that holds no limit now ({@link Holding}: e.g. a bucket at least
+ * half full), or the least recently used one when all of them hold one; that record, cleared, is the new key's. So a
+ * crowd of new keys pushes out records that would start afresh the same anyway, never a capped client or network while
+ * its set has one that is not capped; once the table is full, the crowd allocates nothing, and costs no memory past
+ * the capacity. A record is used under its set's lock ({@link #lockOf}), so no record is cleared while a beacon is
+ * being checked against it.
  *
  * <p>Why not Caffeine: when nearly every beacon comes from a new address (a popular site, or a crowd of forged ones),
  * each level of each beacon is an insertion and an eviction, and Caffeine's maintenance per insertion (its frequency
@@ -35,13 +38,21 @@ final class ClientTable<V> {
   private final Object[] locks = new Object[LOCKS];
   private final Supplier<V> newRecord;
   private final Consumer<V> clear;
+  private final Holding<V> holding;
   private final long seed;
+
+  /** Whether a record holds a limit at {@code nowNanos}: pushing it out would give its key its full budget back. */
+  @FunctionalInterface
+  interface Holding<V> {
+    boolean holdsLimit(V record, long nowNanos);
+  }
 
   /**
    * At most {@code capacity} records (at least {@value #WAYS}). {@code newRecord}: a record for a key when its set has
-   * room; {@code clear}: makes a record pushed out of a full set a new one, for the key that pushed it out.
+   * room; {@code clear}: makes a record pushed out of a full set a new one, for the key that pushed it out;
+   * {@code holding}: the records pushed out last.
    */
-  ClientTable(int capacity, Supplier<V> newRecord, Consumer<V> clear) {
+  ClientTable(int capacity, Supplier<V> newRecord, Consumer<V> clear, Holding<V> holding) {
     this.sets = Math.max(1, capacity / WAYS);
     this.highKeys = new long[sets * WAYS];
     this.lowKeys = new long[sets * WAYS];
@@ -51,6 +62,7 @@ final class ClientTable<V> {
     }
     this.newRecord = newRecord;
     this.clear = clear;
+    this.holding = holding;
     this.seed = new SecureRandom().nextLong();
   }
 
@@ -69,10 +81,10 @@ final class ClientTable<V> {
    * caller holds {@code lockOf(high, low)}.
    */
   @SuppressWarnings("unchecked")
-  V recordOf(long high, long low) {
+  V recordOf(long high, long low, long nowNanos) {
     int first = setOf(high, low) * WAYS;
-    // the key's slot, else the first empty one, else the last (the least recently used): where the record comes from
-    int at = first + WAYS - 1;
+    // the key's slot, else the first empty one, else the one to push out: where the record comes from
+    int at = -1;
     boolean found = false;
     for (int i = first; i < first + WAYS; i++) {
       if (records[i] == null) {
@@ -84,6 +96,9 @@ final class ClientTable<V> {
         found = true;
         break;
       }
+    }
+    if (at < 0) {
+      at = evictable(first, nowNanos);
     }
     V record = (V) records[at];
     if (record == null) {
@@ -99,6 +114,29 @@ final class ClientTable<V> {
     lowKeys[first] = low;
     records[first] = record;
     return record;
+  }
+
+  /** The record of {@code (high, low)}, or null when the table has none; the caller holds {@code lockOf(high, low)}. */
+  @SuppressWarnings("unchecked")
+  V find(long high, long low) {
+    int first = setOf(high, low) * WAYS;
+    for (int i = first; i < first + WAYS && records[i] != null; i++) {
+      if (highKeys[i] == high && lowKeys[i] == low) {
+        return (V) records[i];
+      }
+    }
+    return null;
+  }
+
+  /** The full set's least recently used record holding no limit, else its least recently used one. */
+  @SuppressWarnings("unchecked")
+  private int evictable(int first, long nowNanos) {
+    for (int i = first + WAYS - 1; i >= first; i--) {
+      if (!holding.holdsLimit((V) records[i], nowNanos)) {
+        return i;
+      }
+    }
+    return first + WAYS - 1;
   }
 
   /** Records held now. */

@@ -10,10 +10,11 @@ public enum DropReason {
    * to cost it (no browser's takes a third of that), dropped rather than decided.
    */
   COSTLY_USER_AGENT,
-  /** The client address spent its beacons of the namespace ({@code beacon.perClientPerMinute}, {@code perClientBurst}). */
-  RATE_LIMITED,
-  /** The client address beaconed more distinct ids this hour than {@code beacon.idsPerClientPerHour}. */
-  TOO_MANY_IDS;
+  /**
+   * The client address sent past its flood ceiling ({@code beacon.perClientPerMinute}, {@code perClientBurst}) or
+   * repeated one id past {@code beacon.perPagePerMinute}, {@code perPageBurst}.
+   */
+  RATE_LIMITED;
 
   /** As written in the metric label. */
   public final String label = name().toLowerCase();

@@ -5,9 +5,9 @@ package io.countergateway.internal.beacon;
  * (nanoseconds), so tests move it. Thread-safe: buckets are shared by the gateway's event loops, and a lock held for a
  * few arithmetic operations on one client's bucket is never contended by another client.
  *
- * <p>Why not Bucket4j's local bucket: the per-client record of {@link ClientLimits} holds one of these beside its id
- * hashes, 48 bytes against a Bucket4j bucket's object graph (state, configuration reference, synchronisation
- * strategy) per client, in a table of 50,000 clients.
+ * <p>Why not Bucket4j's local bucket: a bucket per API token is a few arithmetic operations under its own lock; a
+ * Bucket4j bucket is an object graph (state, configuration reference, synchronisation strategy) for the same. The
+ * beacon limits keep their buckets as fields of their records instead ({@link ClientLimits}), allocated once.
  */
 public final class TokenBucket {
   private final double capacity;

@@ -11,6 +11,14 @@ import io.countergateway.internal.beacon.BeaconFilter;
 import io.countergateway.internal.beacon.BeaconOutcomes;
 import io.countergateway.internal.beacon.ClientLimits;
 import io.countergateway.internal.metrics.HttpRouteMeters;
+import io.countergateway.internal.store.CounterStore;
+import io.countergateway.internal.store.SqlStores;
+import io.countergateway.config.GatewayConfig;
+import io.countergateway.config.NamespaceOptions;
+import io.vertx.core.Future;
+import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import io.countergateway.internal.metrics.PrometheusScrape;
 import io.countergateway.internal.uniques.UniqueVisitors;
 import io.countergateway.internal.model.ApiError;
@@ -46,6 +54,10 @@ public final class HttpApi {
     "public, max-age=86400");
   /** The page loads nothing but its own files, and no inline script can run in it. */
   private static final String UI_POLICY = "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'";
+
+  private static final Logger LOG = LoggerFactory.getLogger(HttpApi.class);
+  /** Ids read per query when the beacon limits learn which ids exist. */
+  private static final int KNOWN_IDS_PAGE = 10_000;
 
   private HttpApi() {
   }
@@ -103,9 +115,7 @@ public final class HttpApi {
     }
     BusClient client = BusClient.inProcess(vertx, services.config().getLimits().getRequestTimeoutMs());
     BodyReader bodies = new BodyReader(vertx, edgeLimits(services), services.config().getLimits().getBodyTimeoutMs());
-    ClientLimits clients = services.state().shared(ClientLimits.class,
-      () -> new ClientLimits(services.config().getMemoryBounds().maxTrackedClients(),
-        services.config().getLimits().getClientsPerNetwork(), System::nanoTime));
+    ClientLimits clients = services.state().shared(ClientLimits.class, () -> clientLimits(vertx, services.config()));
     IncrementRoutes increments = new IncrementRoutes(services.config(), services.rules(), writes,
       new BeaconFilter(clients, beaconOutcomes(services), services.config()), uniques, bodies,
       services.state().shared(ForwardedPeers.class, ForwardedPeers::new));
@@ -217,6 +227,40 @@ public final class HttpApi {
    * credentialed request unless it names the page's exact origin and allows credentials: so the origin is echoed
    * (every valid one when corsOrigins is '*'), and preflights allow whatever headers the browser asks for.
    */
+  /**
+   * The gateway's beacon limits, and the ids of each public namespace that exist in the table made known to them, a
+   * page of {@value #KNOWN_IDS_PAGE} at a time over one connection of their own: until an id is read it is new to the
+   * budgets, which a view of it then spends once. A read that fails is logged and given up; the ids become known as
+   * they are counted.
+   */
+  private static ClientLimits clientLimits(Vertx vertx, GatewayConfig config) {
+    List<NamespaceOptions> publicNamespaces = config.getNamespaces().values().stream()
+      .filter(NamespaceOptions::isPublic).toList();
+    ClientLimits limits = new ClientLimits(config.getMemoryBounds().maxTrackedClients(),
+      config.getLimits().getClientsPerNetwork(),
+      config.getMemoryBounds().maxKnownIds() / Math.max(1, publicNamespaces.size()), System::nanoTime);
+    if (publicNamespaces.stream().noneMatch(namespace -> namespace.getIdsPerClientPerHour() > 0
+      || namespace.getNewIdsPerHour() > 0)) {
+      return limits;
+    }
+    CounterStore store = SqlStores.create(vertx, config.getDatabase(), "known-ids", 1,
+      config.getBatching().getWriteTimeoutMs());
+    Future<Void> loaded = Future.succeededFuture();
+    for (NamespaceOptions namespace : publicNamespaces) {
+      loaded = loaded.compose(previous -> limits.load(namespace.getName(),
+          after -> store.distinctIds(namespace.getName(), after, KNOWN_IDS_PAGE))
+        .onSuccess(ids -> LOG.info("beacon limits: namespace {} knows {} existing ids", namespace.getName(), ids))
+        .otherwise(failure -> {
+          LOG.warn("beacon limits: the existing ids of namespace {} could not be read ({}); each becomes known when "
+            + "it is next counted", namespace.getName(), failure.toString());
+          return 0;
+        })
+        .mapEmpty());
+    }
+    loaded.onComplete(done -> store.close());
+    return limits;
+  }
+
   private static BeaconOutcomes beaconOutcomes(GatewayServices services) {
     return services.state().shared(BeaconOutcomes.class, () -> new BeaconOutcomes(services.config(), services.registry()));
   }

@@ -46,6 +46,14 @@ public interface CounterStore extends FlushStatements, FlushSourceStatements {
     return Future.failedFuture(new UnsupportedOperationException("bucket retention"));
   }
 
+  /**
+   * Up to {@code limit} ids of the namespace that have a row, in the table's order, after {@code after} (null: from
+   * the first): a page of the ids that exist, read through the primary key.
+   */
+  default Future<List<String>> distinctIds(String type, String after, int limit) {
+    return Future.failedFuture(new UnsupportedOperationException("distinct ids"));
+  }
+
   /** Deletes every slot (and every bucket) of a counter. */
   Future<Void> reset(CounterKey key);
 

@@ -159,6 +159,13 @@ final class MySqlStore extends PooledCounterStore {
   }
 
   @Override
+  public Future<List<String>> distinctIds(String type, String after, int limit) {
+    return bounded(pool -> pool.preparedQuery(("SELECT DISTINCT record_id FROM %s WHERE record_type = ? AND record_id > ? "
+        + "ORDER BY record_id LIMIT ?").formatted(table)).execute(Tuple.of(type, after == null ? "" : after, limit))
+      .map(PooledCounterStore::firstColumn));
+  }
+
+  @Override
   public Future<Map<String, BigInteger>> sum(String type, List<String> ids) {
     return paddedIdsRead(ids, size -> sql.sumByIds(size), Tuple.tuple().addString(type), Tuple.tuple());
   }

@@ -151,6 +151,15 @@ abstract class PooledCounterStore implements CounterStore {
     return buckets;
   }
 
+  /** The first column of each row, as text. */
+  static List<String> firstColumn(RowSet<Row> rows) {
+    List<String> values = new ArrayList<>(rows.size());
+    for (Row row : rows) {
+      values.add(row.getString(0));
+    }
+    return values;
+  }
+
   /** Rows of {@code (record_id, SUM(count))} in the order the query ranked them. */
   static List<Map.Entry<String, BigInteger>> ranked(RowSet<Row> rows) {
     List<Map.Entry<String, BigInteger>> ranked = new ArrayList<>(rows.size());

@@ -134,6 +134,13 @@ final class PostgresStore extends PooledCounterStore {
   }
 
   @Override
+  public Future<List<String>> distinctIds(String type, String after, int limit) {
+    return bounded(pool -> pool.preparedQuery(("SELECT DISTINCT record_id FROM %s WHERE record_type = $1 AND record_id > $2 "
+        + "ORDER BY record_id LIMIT $3").formatted(table)).execute(Tuple.of(type, after == null ? "" : after, limit))
+      .map(PooledCounterStore::firstColumn));
+  }
+
+  @Override
   public Future<Map<String, BigInteger>> sum(String type, List<String> ids) {
     return bounded(pool -> pool.preparedQuery(sql.sumByIds)
       .execute(Tuple.tuple().addString(type).addArrayOfString(ids.toArray(String[]::new)))

@@ -4,7 +4,6 @@ import io.countergateway.config.BatchingOptions;
 import io.countergateway.config.GatewayConfig;
 import io.countergateway.config.NamespaceOptions;
 import io.countergateway.config.UniquesOptions;
-import io.countergateway.internal.model.ClientNetworks;
 import io.countergateway.internal.model.CounterKey;
 import io.countergateway.internal.store.UniqueSketches;
 import io.micrometer.core.instrument.Counter;
@@ -45,9 +44,9 @@ import java.util.function.IntSupplier;
  * counter-buckets (src/DESIGN.md §10): when full, the least recently used sketch is set aside to be merged early (a
  * flush starts at once) and the newcomer takes its place, so a flood of made-up ids cannot blank the sketches of real
  * pages; only while a merge is in flight and a quarter of the cap is set aside already is a newcomer left out (counted
- * in {@code gateway_uniques_dropped_total{reason="full"}}). One client address may open at most
- * {@code uniques.newSketchesPerClientPerMinute} new counter-buckets per minute (beyond: {@code reason="client_cap"});
- * the beacon is counted anyway.
+ * in {@code gateway_uniques_dropped_total{reason="full"}}). No client is capped here: many visitors share one
+ * address, and the counter-buckets a client can open are those of the ids it may have counted, which the beacons'
+ * budgets of new ids bound already (beacon.ClientLimits; past them its views join the sketch of {@code (other)}).
  */
 public final class UniqueVisitors {
   private static final Logger LOG = LoggerFactory.getLogger(UniqueVisitors.class);
@@ -69,18 +68,6 @@ public final class UniqueVisitors {
   private LinkedHashMap<CounterKey, HllSketch> pending = accessOrdered();
   /** Least recently used sketches pushed out of a full {@link #pending}, merged by the next flush. */
   private LinkedHashMap<CounterKey, HllSketch> setAside = new LinkedHashMap<>();
-  /**
-   * Per client and per network (model/ClientNetworks), the new counter-buckets it opened this minute; the most recent
-   * 10,000 of them.
-   */
-  private final LinkedHashMap<String, long[]> newByClient = new LinkedHashMap<>(256, 0.75f, true) {
-    @Override
-    protected boolean removeEldestEntry(Map.Entry<String, long[]> eldest) {
-      return size() > 10_000;
-    }
-  };
-  private final Counter droppedClientCap;
-  private final int clientsPerNetwork;
   private final Map<String, Integer> slotsByNamespace = new HashMap<>();
   private final Counter droppedFull;
   private final Counter droppedNoSalt;
@@ -98,7 +85,6 @@ public final class UniqueVisitors {
     this.options = config.getUniques();
     this.maxPendingSketches = config.getMemoryBounds().maxPendingSketches();
     this.retries = config.getBatching();
-    this.clientsPerNetwork = config.getLimits().getClientsPerNetwork();
     this.clock = clock;
     this.lane = lane;
     this.eventLoop = Thread.currentThread();
@@ -109,8 +95,6 @@ public final class UniqueVisitors {
     droppedFull = Counter.builder("gateway.uniques.dropped").tags(tags.and("reason", "full"))
       .description("counted beacons left out of the unique-visitor sketches").register(registry);
     droppedNoSalt = Counter.builder("gateway.uniques.dropped").tags(tags.and("reason", "no_salt"))
-      .description("counted beacons left out of the unique-visitor sketches").register(registry);
-    droppedClientCap = Counter.builder("gateway.uniques.dropped").tags(tags.and("reason", "client_cap"))
       .description("counted beacons left out of the unique-visitor sketches").register(registry);
     FunctionCounter.builder("gateway.uniques.merges", this, u -> u.merges).tags(tags)
       .description("sketch merges committed to the database").register(registry);
@@ -135,7 +119,7 @@ public final class UniqueVisitors {
       .getBytes(StandardCharsets.UTF_8);
     hashOf(day).onComplete(hash -> {
       if (hash.succeeded()) {
-        add(key, address, firstLong(hash.result().doFinal(visitor)));
+        add(key, firstLong(hash.result().doFinal(visitor)));
       } else {
         droppedNoSalt.increment();
       }
@@ -178,16 +162,12 @@ public final class UniqueVisitors {
     return value;
   }
 
-  private void add(CounterKey key, String client, long visitor) {
+  private void add(CounterKey key, long visitor) {
     HllSketch sketch = pending.get(key);
     if (sketch == null) {
       sketch = setAside.remove(key);
     }
     if (sketch == null) {
-      if (!mayOpen(client)) {
-        droppedClientCap.increment();
-        return;
-      }
       if (pending.size() >= maxPendingSketches && !setAsideEldest()) {
         droppedFull.increment();
         return;
@@ -196,33 +176,6 @@ public final class UniqueVisitors {
     }
     pending.put(key, sketch);
     sketch.update(visitor);
-  }
-
-  /**
-   * Whether {@code client} may open one more counter-bucket this minute (and counts it if so): within its own cap and
-   * each of its networks' ({@code limits.clientsPerNetwork} clients' worth), so that rotating through the addresses of
-   * one network does not multiply the cap.
-   */
-  private boolean mayOpen(String client) {
-    long now = System.nanoTime();
-    String[] levels = ClientNetworks.of(client);
-    long[][] windows = new long[levels.length][];
-    for (int level = 0; level < levels.length; level++) {
-      long[] window = newByClient.computeIfAbsent(levels[level], c -> new long[] {now, 0});
-      if (now - window[0] >= 60_000_000_000L) {
-        window[0] = now;
-        window[1] = 0;
-      }
-      if (window[1] >= (long) options.getNewSketchesPerClientPerMinute()
-        * ClientNetworks.share(level, levels.length, clientsPerNetwork)) {
-        return false;
-      }
-      windows[level] = window;
-    }
-    for (long[] window : windows) {
-      window[1]++;
-    }
-    return true;
   }
 
   /** Moves the least recently used pending sketch aside for an early merge; false when the room for that is full too. */

@@ -1,82 +1,122 @@
 package io.countergateway.internal.beacon;
 
 import io.countergateway.config.NamespaceOptions;
+import io.countergateway.internal.beacon.ClientLimits.Verdict;
+import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.IntFunction;
+import java.util.stream.IntStream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-@DisplayName("Per-client beacon limits")
+/** The beacon limits on virtual time: each check happens at {@link #nanos}, which a test moves. */
+@DisplayName("Beacon limits: flood ceilings, inflation and budgets of new ids")
 class ClientLimitsTest {
-  private final AtomicLong nanos = new AtomicLong(1_000_000_000L);
+  private static final long SECOND = 1_000_000_000L;
+  private static final long HOUR = 3_600 * SECOND;
+  private final AtomicLong nanos = new AtomicLong(-5 * HOUR);
 
-  private static NamespaceOptions namespace(int perMinute, int burst, int idsPerHour) {
-    return NamespaceOptions.fromJson("pages", new JsonObject().put("public", true).put("beacon", new JsonObject()
-      .put("perClientPerMinute", perMinute).put("perClientBurst", burst).put("idsPerClientPerHour", idsPerHour)));
+  private ClientLimits limits(int maxTrackedClients, int clientsPerNetwork) {
+    return new ClientLimits(maxTrackedClients, clientsPerNetwork, 100_000, nanos::get);
   }
 
-  /** How many of {@code beacons} beacons of one id, the i-th from {@code address.apply(i)}, sent at once, are counted. */
-  private static long counted(ClientLimits limits, NamespaceOptions namespace, int beacons,
-                              java.util.function.IntFunction<String> address) {
-    return java.util.stream.IntStream.range(0, beacons)
-      .filter(i -> limits.check(namespace, address.apply(i), "home") == null).count();
+  /** A public namespace with the default limits but those {@code beacon} sets. */
+  private static NamespaceOptions namespace(JsonObject beacon) {
+    return NamespaceOptions.fromJson("pages", new JsonObject().put("public", true).put("beacon", beacon));
+  }
+
+  /** Only a flood ceiling of {@code perMinute}, {@code burst}. */
+  private static NamespaceOptions floodOnly(int perMinute, int burst) {
+    return namespace(new JsonObject().put("perClientPerMinute", perMinute).put("perClientBurst", burst)
+      .put("perPagePerMinute", 0).put("idsPerClientPerHour", 0).put("newIdsPerHour", 0));
+  }
+
+  /** Only budgets of new ids: {@code perClient} a client, {@code perNamespace} the namespace, an hour. */
+  private static NamespaceOptions idsOnly(int perClient, int perNamespace) {
+    return namespace(new JsonObject().put("perClientPerMinute", 0).put("perPagePerMinute", 0)
+      .put("idsPerClientPerHour", perClient).put("newIdsPerHour", perNamespace));
+  }
+
+  /** How many of {@code beacons} beacons, the i-th of {@code id.apply(i)} from {@code address.apply(i)}, are counted. */
+  private static long counted(ClientLimits limits, NamespaceOptions namespace, int beacons, IntFunction<String> address,
+                              IntFunction<String> id) {
+    return IntStream.range(0, beacons).filter(i -> limits.check(namespace, address.apply(i), id.apply(i)) == Verdict.COUNT)
+      .count();
   }
 
   @Test
-  @DisplayName("a client gets its burst at once, then the per-minute rate; another client is not affected")
-  void tokenBucketPerClient() {
-    ClientLimits limits = new ClientLimits(1_000, 16, nanos::get);
-    NamespaceOptions pages = namespace(60, 10, 0);
+  @DisplayName("a client gets its flood burst at once, then the per-minute rate; another client is not affected")
+  void floodCeilingPerClient() {
+    ClientLimits limits = limits(1_000, 16);
+    NamespaceOptions pages = floodOnly(60, 10);
+    assertThat(counted(limits, pages, 100, i -> "198.51.100.7", i -> "/p" + i)).isEqualTo(10);
+    assertThat(limits.check(pages, "198.51.100.8", "/p")).isEqualTo(Verdict.COUNT);
+    nanos.addAndGet(5 * SECOND); // 5 s at one a second
+    assertThat(counted(limits, pages, 100, i -> "198.51.100.7", i -> "/p" + i)).isEqualTo(5);
+    assertThat(limits.check(pages, "198.51.100.7", "/p")).isEqualTo(Verdict.RATE_LIMITED);
+  }
+
+  @Test
+  @DisplayName("30 people behind one address viewing 300 pages at 40 views a second for 20 s, defaults: every view counted")
+  void manyPeopleBehindOneAddress() {
+    ClientLimits limits = limits(1_000, 16);
+    NamespaceOptions pages = namespace(new JsonObject());
     int counted = 0;
-    for (int i = 0; i < 100; i++) {
-      if (limits.check(pages, "198.51.100.7", "home") == null) {
+    for (int view = 0; view < 800; view++) {
+      nanos.addAndGet(SECOND / 40);
+      if (limits.check(pages, "203.0.113.9", "/page-" + (view * 7 % 300)) == Verdict.COUNT) {
         counted++;
       }
     }
-    assertThat(counted).isEqualTo(10);
-    assertThat(limits.check(pages, "198.51.100.8", "home")).isNull();
-    nanos.addAndGet(5_000_000_000L); // 5 s at one a second
-    counted = 0;
-    for (int i = 0; i < 100; i++) {
-      if (limits.check(pages, "198.51.100.7", "home") == null) {
-        counted++;
-      }
-    }
-    assertThat(counted).isEqualTo(5);
-    assertThat(limits.check(pages, "198.51.100.7", "home")).isEqualTo(DropReason.RATE_LIMITED);
+    assertThat(counted).isEqualTo(800);
   }
 
   @Test
-  @DisplayName("a client's distinct ids per hour are capped, ids it counted already still pass, and the hour resets it")
-  void distinctIdsPerHour() {
-    ClientLimits limits = new ClientLimits(1_000, 16, nanos::get);
-    NamespaceOptions pages = namespace(0, 1, 300);
+  @DisplayName("one client repeating one page 100 times a second for 20 s inflates it by the page burst and rate only")
+  void repeatingOnePage() {
+    ClientLimits limits = limits(1_000, 16);
+    NamespaceOptions pages = namespace(new JsonObject());
     int counted = 0;
-    for (int i = 0; i < 5_000; i++) {
-      if (limits.check(pages, "198.51.100.7", "random-" + i) == null) {
+    for (int view = 0; view < 2_000; view++) {
+      nanos.addAndGet(SECOND / 100);
+      if (limits.check(pages, "192.0.2.77", "/hammered") == Verdict.COUNT) {
         counted++;
       }
     }
-    assertThat(counted).isEqualTo(300);
-    assertThat(limits.check(pages, "198.51.100.7", "random-0")).as("an id it counted").isNull();
-    long refused = java.util.stream.IntStream.range(0, 100)
-      .filter(i -> limits.check(pages, "198.51.100.7", "fresh-" + i) == DropReason.TOO_MANY_IDS).count();
-    assertThat(refused).as("new ids past the cap").isEqualTo(100);
-    nanos.addAndGet(3_600_000_000_000L);
-    assertThat(java.util.stream.IntStream.range(0, 100)
-      .filter(i -> limits.check(pages, "198.51.100.7", "fresh-" + i) == null).count()).as("a new hour").isEqualTo(100);
+    // defaults: a burst of 30, then 60 a minute (one a second)
+    assertThat(counted).isBetween(30 + 19, 30 + 20);
+    assertThat(limits.check(pages, "192.0.2.77", "/another")).as("its other pages").isEqualTo(Verdict.COUNT);
+    assertThat(limits.check(pages, "192.0.2.78", "/hammered")).as("the page, from its neighbour").isEqualTo(Verdict.COUNT);
   }
 
   @Test
-  @DisplayName("ids made to share a String.hashCode count as the distinct ids they are: the cap holds")
-  void collidingIdsAreCapped() {
-    ClientLimits limits = new ClientLimits(1_000, 16, nanos::get);
-    NamespaceOptions pages = namespace(0, 1, 300);
+  @DisplayName("past a client's budget new ids fold under (other); ids it brought and ids that exist still count")
+  void clientBudgetFolds() {
+    ClientLimits limits = limits(1_000, 16);
+    NamespaceOptions pages = idsOnly(300, 0);
+    await(limits.load("pages", after -> Future.succeededFuture(after == null ? List.of("/existing") : List.of())));
+    assertThat(counted(limits, pages, 5_000, i -> "198.51.100.7", i -> "/random-" + i)).isEqualTo(300);
+    assertThat(limits.check(pages, "198.51.100.7", "/random-0")).as("an id it brought").isEqualTo(Verdict.COUNT);
+    assertThat(limits.check(pages, "198.51.100.7", "/existing")).as("an id of the table").isEqualTo(Verdict.COUNT);
+    assertThat(limits.check(pages, "198.51.100.7", "/fresh")).isEqualTo(Verdict.CLIENT_NEW_IDS);
+    nanos.addAndGet(HOUR);
+    assertThat(counted(limits, pages, 100, i -> "198.51.100.7", i -> "/fresh-" + i)).as("an hour on").isEqualTo(100);
+  }
+
+  @Test
+  @DisplayName("ids made to share a String.hashCode count as the distinct ids they are: the budget holds")
+  void collidingIdsAreBudgeted() {
+    ClientLimits limits = limits(1_000, 16);
+    NamespaceOptions pages = idsOnly(300, 0);
     // "Aa" and "BB" share a String.hashCode, so every string of ten such blocks has one and the same hash
-    java.util.List<String> colliding = new java.util.ArrayList<>();
+    List<String> colliding = new ArrayList<>();
     for (int bits = 0; bits < 700; bits++) {
       StringBuilder id = new StringBuilder("p-");
       for (int block = 0; block < 10; block++) {
@@ -85,128 +125,168 @@ class ClientLimitsTest {
       colliding.add(id.toString());
     }
     assertThat(colliding.stream().mapToInt(String::hashCode).distinct().count()).as("one String.hashCode").isEqualTo(1);
-    long counted = colliding.stream().filter(id -> limits.check(pages, "198.51.100.7", id) == null).count();
-    assertThat(counted).isEqualTo(300);
+    assertThat(colliding.stream().filter(id -> limits.check(pages, "198.51.100.7", id) == Verdict.COUNT).count())
+      .isEqualTo(300);
   }
 
   @Test
-  @DisplayName("700 beacons from 700 different /64s of one /48 count as one network's budget, not 700 clients'")
-  void networksShareOneBudget() {
-    ClientLimits limits = new ClientLimits(20_000, 16, nanos::get);
-    NamespaceOptions pages = namespace(600, 120, 300);
-    int counted = 0;
-    for (int i = 0; i < 700; i++) {
-      // a new /64 (and a new id) each time, all in 2001:db8:7::/48
-      if (limits.check(pages, "2001:db8:7:" + Integer.toHexString(i) + "::1", "page-" + i) == null) {
-        counted++;
+  @DisplayName("16 addresses of a /24 burning ids spend the /24's budget: neighbours' views of existing pages count, "
+    + "their new ids fold")
+  void networkBudgetFoldsNeverDrops() {
+    ClientLimits limits = limits(1_000, 16);
+    NamespaceOptions pages = namespace(new JsonObject());
+    assertThat(counted(limits, pages, 20, i -> "198.51.100.200", i -> "/existing-" + i)).isEqualTo(20);
+    int junk = 0;
+    for (int i = 0; i < 6_000; i++) {
+      nanos.addAndGet(SECOND / 300);
+      Verdict verdict = limits.check(pages, "198.51.100." + (i % 16), "/junk-" + i);
+      assertThat(verdict.dropped).isNull();
+      if (verdict == Verdict.COUNT) {
+        junk++;
       }
     }
-    // the /56s of the /48 get 4 clients' burst each (480); the /48 16 clients' (1,920): the 700 fit, and are counted
-    // against the /48's 16 x 300 ids; then the /48's burst is what is left for more /64s
-    assertThat(counted).isEqualTo(700);
-    for (int i = 700; i < 3_000; i++) {
-      if (limits.check(pages, "2001:db8:7:" + Integer.toHexString(i) + "::1", "page-" + (i % 50)) == null) {
-        counted++;
+    assertThat(junk).as("new ids the /24 added: 16 clients' worth and 20 s of refill").isBetween(16 * 300 - 20, 16 * 300 + 30);
+    for (int neighbour = 100; neighbour < 110; neighbour++) {
+      String address = "198.51.100." + neighbour;
+      assertThat(counted(limits, pages, 20, i -> address, i -> "/existing-" + i)).as("views of existing pages")
+        .isEqualTo(20);
+      assertThat(limits.check(pages, address, "/new-" + neighbour)).isEqualTo(Verdict.NETWORK_NEW_IDS);
+    }
+    assertThat(limits.check(pages, "198.51.101.1", "/new-elsewhere")).as("another /24").isEqualTo(Verdict.COUNT);
+  }
+
+  @Test
+  @DisplayName("the namespace's budget of new ids bounds the table's growth an hour, whatever the networks")
+  void namespaceBudget() {
+    ClientLimits limits = limits(10_000, 16);
+    NamespaceOptions pages = idsOnly(300, 1_000);
+    assertThat(counted(limits, pages, 3_000, i -> "10." + (i % 200) + ".0.1", i -> "/n-" + i)).isEqualTo(1_000);
+    assertThat(limits.check(pages, "10.250.0.1", "/n-0")).as("an id it took").isEqualTo(Verdict.COUNT);
+    assertThat(limits.check(pages, "10.250.0.1", "/later")).isEqualTo(Verdict.NAMESPACE_NEW_IDS);
+    nanos.addAndGet(HOUR / 10 + SECOND);
+    assertThat(counted(limits, pages, 1_000, i -> "10.251." + (i % 200) + ".1", i -> "/m-" + i)).as("a tenth of an hour")
+      .isEqualTo(100);
+  }
+
+  @Test
+  @DisplayName("a client refused by its own ceiling gives its network's tokens back: one flooder cannot spend its /24's")
+  void refusedClientsChargeNoNetwork() {
+    ClientLimits limits = limits(1_000, 16);
+    NamespaceOptions pages = floodOnly(60, 10);
+    assertThat(counted(limits, pages, 1_000, i -> "198.51.100.7", i -> "/p")).isEqualTo(10);
+    assertThat(counted(limits, pages, 150, i -> "198.51.100." + (100 + i / 10), i -> "/p")).as("15 neighbours' bursts")
+      .isEqualTo(150);
+    assertThat(limits.check(pages, "198.51.100.250", "/p")).as("the /24's burst spent").isEqualTo(Verdict.RATE_LIMITED);
+  }
+
+  @Test
+  @DisplayName("700 beacons from 700 /64s of one /48 count within the /48's flood ceiling, 16 clients' worth")
+  void networksShareOneCeiling() {
+    ClientLimits limits = limits(20_000, 16);
+    NamespaceOptions pages = floodOnly(600, 120);
+    long counted = counted(limits, pages, 3_000, i -> "2001:db8:7:" + Integer.toHexString(i) + "::1", i -> "/p");
+    assertThat(counted).as("the /48's burst").isEqualTo(16 * 120);
+    assertThat(limits.check(pages, "2001:db8:8::1", "/p")).as("another /48").isEqualTo(Verdict.COUNT);
+    assertThat(counted(limits, pages, 3_000, i -> "203.0.113." + (i % 256), i -> "/p")).as("the 256 addresses of a /24")
+      .isEqualTo(16 * 120);
+  }
+
+  @Test
+  @DisplayName("a /48 flood of refused beacons resets no other client's budget: capped records are pushed out last")
+  void floodResetsNothing() {
+    ClientLimits limits = limits(1_000, 16);
+    NamespaceOptions pages = namespace(new JsonObject());
+    assertThat(counted(limits, pages, 400, i -> "192.0.2.1", i -> "/own-" + i)).isEqualTo(300);
+    for (int i = 0; i < 30_000; i++) {
+      limits.check(pages, "2001:db8:66:" + Integer.toHexString(i) + "::1", "/flood-" + i);
+    }
+    nanos.addAndGet(61 * SECOND);
+    assertThat(counted(limits, pages, 300, i -> "192.0.2.1", i -> "/after-" + i)).as("a minute's refill only")
+      .isEqualTo(5);
+    assertThat(limits.tracked()).as("records held").isLessThanOrEqualTo(1_000 + ClientLimits.trackedNetworks(1_000)
+      + ClientLimits.trackedPages(1_000));
+  }
+
+  @Test
+  @DisplayName("a capped /24 stays capped while 1,500 other networks visit")
+  void cappedNetworkIsRemembered() {
+    ClientLimits limits = limits(1_000, 16);
+    NamespaceOptions pages = namespace(new JsonObject());
+    long burned = counted(limits, pages, 6_000, i -> "198.51.100." + (i % 16), i -> "/junk-" + i);
+    assertThat(burned).isEqualTo(16 * 300);
+    for (int network = 0; network < 1_500; network++) {
+      for (int visit = 0; visit < 3; visit++) {
+        limits.check(pages, "10." + (network >> 8) + "." + (network & 255) + "." + visit, "/visit-" + network + "-" + visit);
       }
     }
-    assertThat(counted).as("beacons of the /48 counted: its burst, 16 clients' worth").isEqualTo(16 * 120);
-    assertThat(limits.check(pages, "2001:db8:8::1", "page-1")).as("another /48").isNull();
-
-    int fromOneV4Network = 0;
-    for (int i = 0; i < 3_000; i++) {
-      if (limits.check(pages, "203.0.113." + (i % 256), "page-" + (i % 50)) == null) {
-        fromOneV4Network++;
-      }
-    }
-    assertThat(fromOneV4Network).as("the 256 addresses of one IPv4 /24").isEqualTo(16 * 120);
+    assertThat(counted(limits, pages, 100, i -> "198.51.100." + (100 + i), i -> "/more-" + i)).as("new ids of the /24")
+      .isZero();
   }
 
   @Test
-  @DisplayName("the distinct ids of a network's clients are capped at clientsPerNetwork clients' worth")
-  void networkIdCap() {
-    ClientLimits limits = new ClientLimits(20_000, 4, nanos::get);
-    NamespaceOptions pages = namespace(0, 1, 10);
-    long counted = java.util.stream.IntStream.range(0, 1_000)
-      .filter(i -> limits.check(pages, "198.51.100." + (i % 200), "id-" + i) == null).count();
-    assertThat(counted).isEqualTo(4 * 10);
+  @DisplayName("a crowd of new addresses viewing one page once each makes a client and a network record each, no page's")
+  void firstViewsMakeNoPageRecord() {
+    ClientLimits limits = limits(100_000, 16);
+    NamespaceOptions pages = namespace(new JsonObject());
+    assertThat(counted(limits, pages, 1_000, i -> "10.0." + (i >> 8) + "." + (i & 255), i -> "/home")).isEqualTo(1_000);
+    assertThat(limits.tracked()).as("1,000 clients, 4 networks").isEqualTo(1_004);
   }
 
   @Test
-  @DisplayName("the client records are an LRU of beacon.maxTrackedClients: a crowd of addresses cannot grow memory")
-  void boundedMemory() {
-    ClientLimits limits = new ClientLimits(1_000, 16, nanos::get);
-    NamespaceOptions pages = namespace(600, 120, 300);
-    for (int i = 0; i < 50_000; i++) {
-      limits.check(pages, "10." + (i >> 16 & 255) + "." + (i >> 8 & 255) + "." + (i & 255), "home");
-    }
-    assertThat(limits.tracked()).isLessThanOrEqualTo(1_000 + ClientLimits.trackedNetworks(1_000, 16));
-  }
-
-  @Test
-  @DisplayName("the token bucket a client gets at its second beacon counts the first: the burst holds over both")
-  void firstBeaconCountsAgainstTheBurst() {
-    ClientLimits limits = new ClientLimits(1_000, 16, nanos::get);
-    NamespaceOptions pages = namespace(60, 10, 0);
-    assertThat(limits.check(pages, "198.51.100.7", "home")).isNull();
-    nanos.addAndGet(500_000_000L); // half a token back at one a second
-    assertThat(counted(limits, pages, 100, i -> "198.51.100.7")).isEqualTo(9);
-  }
-
-  @Test
-  @DisplayName("a client has a budget in each namespace; an IPv4-mapped address is its IPv4 client")
+  @DisplayName("a client has budgets in each namespace; an IPv4-mapped address is its IPv4 client")
   void keysByNamespaceAndAddress() {
-    ClientLimits limits = new ClientLimits(1_000, 16, nanos::get);
-    NamespaceOptions pages = namespace(60, 10, 0);
+    ClientLimits limits = limits(1_000, 16);
+    NamespaceOptions pages = floodOnly(60, 10);
     NamespaceOptions likes = NamespaceOptions.fromJson("likes", new JsonObject().put("public", true)
       .put("beacon", new JsonObject().put("perClientPerMinute", 60).put("perClientBurst", 10)));
-    long pagesCounted = counted(limits, pages, 50, i -> i % 2 == 0 ? "198.51.100.7" : "::ffff:198.51.100.7");
-    long likesCounted = counted(limits, likes, 50, i -> "198.51.100.7");
-    assertThat(pagesCounted).as("one client, written two ways").isEqualTo(10);
-    assertThat(likesCounted).as("the same client in another namespace").isEqualTo(10);
+    assertThat(counted(limits, pages, 50, i -> i % 2 == 0 ? "198.51.100.7" : "::ffff:198.51.100.7", i -> "/p" + i))
+      .as("one client, written two ways").isEqualTo(10);
+    assertThat(counted(limits, likes, 50, i -> "198.51.100.7", i -> "/p" + i)).as("another namespace").isEqualTo(10);
   }
 
   @Test
   @DisplayName("a forwarded address that is no literal is a client of its own, of no network")
   void textAddresses() {
-    ClientLimits limits = new ClientLimits(1_000, 2, nanos::get);
-    NamespaceOptions pages = namespace(60, 10, 0);
-    long counted = counted(limits, pages, 500, i -> "unknown-" + (i % 20));
-    assertThat(counted).as("20 clients' bursts, no network's cap").isEqualTo(20 * 10);
-    assertThat(limits.check(pages, "unknown-3", "home")).isEqualTo(DropReason.RATE_LIMITED);
-    assertThat(limits.check(pages, null, "home")).isNull();
+    ClientLimits limits = limits(1_000, 2);
+    NamespaceOptions pages = floodOnly(60, 10);
+    assertThat(counted(limits, pages, 500, i -> "unknown-" + (i % 20), i -> "/p")).as("20 clients' bursts").isEqualTo(200);
+    assertThat(limits.check(pages, "unknown-3", "/p")).isEqualTo(Verdict.RATE_LIMITED);
+    assertThat(limits.check(pages, null, "/p")).isEqualTo(Verdict.COUNT);
   }
 
   @Test
-  @DisplayName("a client pushed out by a crowd of new addresses starts afresh; the crowd never grows the records")
-  void crowdPushesOut() {
-    ClientLimits limits = new ClientLimits(1_000, 16, nanos::get);
-    NamespaceOptions pages = namespace(60, 10, 300);
-    long first = counted(limits, pages, 50, i -> "198.51.100.7");
-    for (int i = 0; i < 20_000; i++) {
-      limits.check(pages, "10." + (i >> 16 & 255) + "." + (i >> 8 & 255) + "." + (i & 255), "home");
-    }
-    long again = counted(limits, pages, 50, i -> "198.51.100.7");
-    assertThat(first).isEqualTo(10);
-    assertThat(again).isEqualTo(10);
-    assertThat(limits.tracked()).isLessThanOrEqualTo(1_000 + ClientLimits.trackedNetworks(1_000, 16));
+  @DisplayName("the known ids are read a page at a time and stop at their capacity")
+  void knownIdsLoadInPages() {
+    ClientLimits limits = new ClientLimits(1_000, 16, 2_500, nanos::get);
+    AtomicInteger queries = new AtomicInteger();
+    Integer taken = await(limits.load("pages", after -> {
+      queries.incrementAndGet();
+      int from = after == null ? 0 : Integer.parseInt(after.substring(1)) + 1;
+      return Future.succeededFuture(IntStream.range(from, Math.min(from + 1_000, 4_000)).mapToObj(i -> "/" + i).toList());
+    }));
+    assertThat(taken).isEqualTo(2_500);
+    assertThat(queries.get()).isEqualTo(3);
+    assertThat(limits.knownIds("pages")).isEqualTo(2_500);
+    NamespaceOptions pages = idsOnly(1, 0);
+    assertThat(counted(limits, pages, 100, i -> "198.51.100.7", i -> "/" + i)).as("known ids").isEqualTo(100);
   }
 
   @Test
   @DisplayName("checks from several event loops at once, beside a crowd of new addresses, count a client's burst exactly")
   void concurrentChecks() throws Exception {
-    ClientLimits limits = new ClientLimits(1_000, 16, nanos::get);
-    NamespaceOptions pages = namespace(60, 100, 300);
-    java.util.concurrent.atomic.AtomicInteger counted = new java.util.concurrent.atomic.AtomicInteger();
-    java.util.List<Thread> loops = new java.util.ArrayList<>();
+    ClientLimits limits = limits(1_000, 16);
+    NamespaceOptions pages = floodOnly(60, 100);
+    AtomicInteger counted = new AtomicInteger();
+    List<Thread> loops = new ArrayList<>();
     for (int loop = 0; loop < 4; loop++) {
       int first = loop * 10_000;
       Thread thread = new Thread(() -> {
         for (int i = 0; i < 10_000; i++) {
-          if (limits.check(pages, "198.51.100.7", "home") == null) {
+          if (limits.check(pages, "198.51.100.7", "/p" + i) == Verdict.COUNT) {
             counted.incrementAndGet();
           }
           int crowd = first + i;
-          limits.check(pages, "10." + (crowd >> 16 & 255) + "." + (crowd >> 8 & 255) + "." + (crowd & 255), "home");
+          limits.check(pages, "10." + (crowd >> 16 & 255) + "." + (crowd >> 8 & 255) + "." + (crowd & 255), "/p");
         }
       });
       thread.start();
@@ -216,5 +296,10 @@ class ClientLimitsTest {
       loop.join();
     }
     assertThat(counted.get()).isEqualTo(100);
+  }
+
+  private static <T> T await(Future<T> future) {
+    assertThat(future.succeeded()).as("completed at once").isTrue();
+    return future.result();
   }
 }
