@@ -32,8 +32,9 @@ import java.util.function.IntSupplier;
 import java.util.function.LongSupplier;
 
 /**
- * Sums deltas per counter and turns them into few, large, ordered flushes. Confined to one event
- * loop: every method must be called on the owning verticle's context, so there are no locks.
+ * Sums deltas per counter and turns them into few, large, ordered flushes, each a {@link FlushJob} that the
+ * {@link FlushWriter} runs. Confined to one event loop: every method must be called on the owning verticle's context,
+ * so there are no locks.
  *
  * <p>A flush starts when the oldest pending delta is {@code batching.maxDelay} old, when {@code maxKeys} counters are
  * pending, or at once when a request waits for a commit and no flush is in flight. While {@code maxInFlight}
@@ -76,8 +77,8 @@ public final class Coalescer {
   private boolean leftInJournal;
   /** Null without a journal. */
   private final Journal journal;
-  /** The lowest journal position each flush in flight (or waiting for its record) still needs. */
-  private final List<long[]> flights = new ArrayList<>();
+  /** The flush jobs holding journaled increments, until released: each keeps its journal position until then. */
+  private final List<FlushJob> jobs = new ArrayList<>();
   private int replaying;
   /** Counters in flushes formed and not settled: with {@link #pending}, what a stop leaves unwritten. */
   private int countersInFlight;
@@ -300,13 +301,14 @@ public final class Coalescer {
       health.writerReplaying(true);
     }
     for (Flush flush : recovered.unsettled()) {
-      long[] flight = {lsn};
-      flights.add(flight);
+      FlushJob job = FlushJob.replayed(flush, !recovered.neverSent().contains(flush.id()), lsn,
+        nanoClock.getAsLong());
+      jobs.add(job);
       inFlight++;
       countersInFlight += flush.rows().size();
-      writer.writeReplayed(flush, !recovered.neverSent().contains(flush.id())).onComplete(settled -> {
-        if (settled.result()) {
-          flights.remove(flight);
+      writer.run(job).onComplete(released -> {
+        if (released.result()) {
+          jobs.remove(job);
         }
         countersInFlight -= flush.rows().size();
         if (--replaying == 0) {
@@ -351,7 +353,7 @@ public final class Coalescer {
       + "gateway has written them (readiness 200 and gateway_journal_bytes near 0), then remove them");
   }
 
-  /** The lowest journal position still needed: the pending entries' and the flights' first journaled increment. */
+  /** The lowest journal position still needed: the pending entries' and the flush jobs' first journaled increment. */
   private long lowestNeeded() {
     long lowest = journal.position();
     for (Pending entry : pending.values()) {
@@ -359,8 +361,11 @@ public final class Coalescer {
         lowest = entry.firstLsn;
       }
     }
-    for (long[] flight : flights) {
-      lowest = Math.min(lowest, flight[0]);
+    for (FlushJob job : jobs) {
+      long position = job.journalPosition();
+      if (position >= 0) {
+        lowest = Math.min(lowest, position);
+      }
     }
     return lowest;
   }
@@ -630,14 +635,15 @@ public final class Coalescer {
     Flush flush = new Flush(sources.nextId(), rows);
     boolean journaled = firstLsn != Long.MAX_VALUE;
     // journaled increments in it: recorded (and forced) before the first attempt, so a replay resolves it by its id;
-    // the segments holding them stay until it is settled
-    long[] flight = {firstLsn};
+    // the segments holding them stay until it is released
+    FlushJob job = FlushJob.formed(flush, acks, zeroKeys == null ? List.of() : zeroKeys, journaled ? firstLsn : -1,
+      nanoClock.getAsLong());
     if (journaled) {
-      flights.add(flight);
+      jobs.add(job);
     }
-    writer.write(flush, acks, zeroKeys == null ? List.of() : zeroKeys, journaled).onComplete(settled -> {
-      if (settled.result()) {
-        flights.remove(flight);
+    writer.run(job).onComplete(released -> {
+      if (released.result()) {
+        jobs.remove(job);
       }
       countersInFlight -= flush.rows().size();
       waiting -= acks.size();
