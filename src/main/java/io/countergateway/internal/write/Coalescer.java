@@ -602,8 +602,7 @@ public final class Coalescer {
             continue; // withdrawn
           }
           if (entry.delta != 0) {
-            ack.inFlight();
-            acks.add(ack);
+            acks.add(ack); // in flight from now on: its job marks it so
           } else {
             // the deltas cancelled out: nothing to write, "committed" is already true; answered now, so they never
             // ride along with other counters' rows and inherit a refusal after a split

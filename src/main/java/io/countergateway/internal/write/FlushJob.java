@@ -14,6 +14,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Predicate;
 import java.util.function.Supplier;
 
 /**
@@ -112,11 +113,13 @@ final class FlushJob {
   }
 
   /**
-   * A batch as the coalescer formed it; {@code journalPosition}: the lowest position of the journaled increments in it,
+   * A batch as the coalescer formed it, its waiting requests in flight from now on; {@code journalPosition}: the lowest position of the journaled increments in it,
    * -1 when none is ({@code zeroKeys}: journaled counters taken with it whose deltas summed to 0).
    */
   static FlushJob formed(Flush flush, List<Ack> acks, List<CounterKey> zeroKeys, long journalPosition,
                          long startedNanos) {
+    // from here on a request's timeout cannot withdraw its delta: the job answers it (504 on timeout, in Ack)
+    acks.forEach(Ack::inFlight);
     return new FlushJob(flush, acks, zeroKeys, journalPosition, false, false, startedNanos, Phase.FORMED);
   }
 
@@ -235,28 +238,17 @@ final class FlushJob {
    * source is gone; any other went nowhere or failed whole.
    */
   boolean mayHaveCommittedUnseen(FlushId id) {
-    if (sentInAnEarlierRun && id.equals(formed.id())) {
-      return true;
-    }
-    for (Attempt attempt : attempts) {
-      if (attempt.outcome() == Outcome.SENT_ANSWER_LOST && attempt.id().equals(id)) {
-        return true;
-      }
-    }
-    return false;
+    return sentAndLost(id::equals);
   }
 
   /** Whether it may have committed unseen under an id of {@code source} (for the log of a source found gone). */
   boolean sentAndLostUnder(String source) {
-    if (sentInAnEarlierRun && formed.id().source().equals(source)) {
-      return true;
-    }
-    for (Attempt attempt : attempts) {
-      if (attempt.outcome() == Outcome.SENT_ANSWER_LOST && attempt.id().source().equals(source)) {
-        return true;
-      }
-    }
-    return false;
+    return sentAndLost(id -> id.source().equals(source));
+  }
+
+  private boolean sentAndLost(Predicate<FlushId> which) {
+    return sentInAnEarlierRun && which.test(formed.id()) || attempts.stream()
+      .anyMatch(attempt -> attempt.outcome() == Outcome.SENT_ANSWER_LOST && which.test(attempt.id()));
   }
 
   /** The id {@code proven} (never committed under its own) goes on under: minted once, the same every time. */

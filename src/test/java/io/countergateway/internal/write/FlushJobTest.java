@@ -179,6 +179,8 @@ class FlushJobTest {
   @DisplayName("a flush that commits at once: formed, recorded, attempting, settled, released; one attempt committed, its request answered, the journal told, its journal position let go")
   void commitsAtOnce() {
     FlushJob job = formed("a");
+    assertThat(ackOf(job, "a").state()).as("a timeout now answers 504, no longer withdraws it")
+      .isEqualTo(Ack.State.IN_FLIGHT);
     Future<Boolean> released = run(job);
 
     assertThat(released.result()).isTrue();
