@@ -195,6 +195,23 @@ class FlushJobTest {
   }
 
   @Test
+  @DisplayName("its source's row cannot be made: the job backs off while formed, and nothing is recorded or attempted until the row is there")
+  void sourceRowFirst() {
+    store.registrationsRefused = 1;
+    FlushJob job = formed("a");
+    Future<Boolean> released = run(job);
+    assertThat(job.phase()).isEqualTo(Phase.BACKING_OFF);
+    assertThat(journal).as("no journal record before the source's row").isEmpty();
+    assertThat(store.attempts).isEmpty();
+
+    advance(BACKOFF_MS);
+    assertThat(released.result()).isTrue();
+    assertThat(job.history()).containsExactly(Phase.FORMED, Phase.BACKING_OFF, Phase.FORMED, Phase.RECORDED,
+      Phase.ATTEMPTING, Phase.SETTLED, Phase.RELEASED);
+    assertThat(store.value("likes", "a")).isEqualTo(1);
+  }
+
+  @Test
   @DisplayName("an outage backs off on the clock: nothing is tried again before the backoff is over, then the same id commits once")
   void outageBacksOffOnTheClock() {
     store.then(new Fail(ScriptedStore.connectionLost()));
