@@ -45,7 +45,7 @@ import java.util.function.LongSupplier;
  * it still needs (src/DESIGN.md §4 "Journal").
  */
 public final class Coalescer {
-  private final Vertx vertx;
+  private final Timers timers;
   private final FlushWriter writer;
   private final GatewayConfig config;
   private final BatchingOptions options;
@@ -115,7 +115,14 @@ public final class Coalescer {
    */
   Coalescer(Vertx vertx, CounterStore store, GatewayConfig config, WriterHealth health, int instanceIndex,
             IntSupplier lane, LongSupplier nanoClock, Journal journal, LongSupplier millisClock, long tickMs) {
-    this.vertx = vertx;
+    this(vertx, store, config, health, instanceIndex, lane, nanoClock, journal, millisClock, tickMs, Timers.of(vertx));
+  }
+
+  /** {@code timers}: every timer of the coalescer, its flush writer and its flush sources ({@link Timers#of} but in tests). */
+  Coalescer(Vertx vertx, CounterStore store, GatewayConfig config, WriterHealth health, int instanceIndex,
+            IntSupplier lane, LongSupplier nanoClock, Journal journal, LongSupplier millisClock, long tickMs,
+            Timers timers) {
+    this.timers = timers;
     this.journal = journal;
     this.config = config;
     this.options = config.getBatching();
@@ -124,9 +131,9 @@ public final class Coalescer {
     this.nanoClock = nanoClock;
     this.slots = new SlotPicker(lane, config.getBatching().getMaxInFlight());
     FlushLog log = journal == null ? FlushLog.NONE : new JournalFlushLog(journal);
-    this.sources = new FlushSources(vertx, store, log, instanceIndex, options.flushSourceHeartbeatMs(), millisClock,
-      tickMs);
-    this.writer = new FlushWriter(vertx, store, sources, log, options, health, this::reslot, nanoClock);
+    this.sources = new FlushSources(store, log, instanceIndex, options.flushSourceHeartbeatMs(), millisClock, tickMs,
+      timers);
+    this.writer = new FlushWriter(vertx, store, sources, log, options, health, this::reslot, nanoClock, timers);
     this.eventLoop = Thread.currentThread();
     this.timeoutNanos = config.getLimits().getRequestTimeoutMs() * 1_000_000L;
     if (journal != null) {
@@ -155,7 +162,7 @@ public final class Coalescer {
   /** Starts the deadline sweep; waiting requests share one timeout, so they expire in arrival order. */
   public void start() {
     long period = Math.max(5, Math.min(100, config.getLimits().getRequestTimeoutMs() / 10));
-    sweepTimerId = vertx.setPeriodic(period, id -> expireOverdue());
+    sweepTimerId = timers.periodic(period, this::expireOverdue);
   }
 
   private void expireOverdue() {
@@ -485,12 +492,12 @@ public final class Coalescer {
       checkDrained();
       if (journal != null && !drained.future().isComplete()) {
         long[] check = {-1};
-        check[0] = vertx.setPeriodic(100, id -> {
+        check[0] = timers.periodic(100, () -> {
           if (drained.future().isComplete()) {
-            vertx.cancelTimer(check[0]);
+            timers.cancel(check[0]);
           } else if (writer.isFailing() && !journal.unreachable()) {
             // a journal whose directory was removed keeps nothing for a restart: the drain goes on to the timeout
-            vertx.cancelTimer(check[0]);
+            timers.cancel(check[0]);
             leaveInJournal();
           }
         });
@@ -504,7 +511,7 @@ public final class Coalescer {
     while (!deadlines.isEmpty()) {
       expire(deadlines.pollFirst());
     }
-    vertx.cancelTimer(sweepTimerId);
+    timers.cancel(sweepTimerId);
     drained.tryComplete();
   }
 
@@ -544,7 +551,7 @@ public final class Coalescer {
     if (pending.size() >= options.getMaxKeys() || pendingWaiters > 0 && inFlight == 0 || waitedMs >= options.getMaxDelayMs()) {
       flushNow();
     } else if (timerId < 0) {
-      timerId = vertx.setTimer(Math.max(1, options.getMaxDelayMs() - waitedMs), id -> {
+      timerId = timers.schedule(Math.max(1, options.getMaxDelayMs() - waitedMs), () -> {
         timerId = -1;
         flushNow();
       });
@@ -559,7 +566,7 @@ public final class Coalescer {
 
   private void flushNow() {
     if (timerId >= 0) {
-      vertx.cancelTimer(timerId);
+      timers.cancel(timerId);
       timerId = -1;
     }
     if (pending.isEmpty() || inFlight >= options.getMaxInFlight()) {
@@ -673,7 +680,7 @@ public final class Coalescer {
 
   private void checkDrained() {
     if (pending.isEmpty() && inFlight == 0) {
-      vertx.cancelTimer(sweepTimerId);
+      timers.cancel(sweepTimerId);
       drained.tryComplete();
     }
   }

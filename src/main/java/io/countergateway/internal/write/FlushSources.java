@@ -115,7 +115,7 @@ final class FlushSources {
 
   private static final Future<Void> DONE = Future.succeededFuture();
 
-  private final Vertx vertx;
+  private final Timers timers;
   private final FlushSourceStatements statements;
   private final FlushLog log;
   private final String suffix;
@@ -137,7 +137,13 @@ final class FlushSources {
    */
   FlushSources(Vertx vertx, FlushSourceStatements statements, FlushLog log, int index, long heartbeatMs,
                LongSupplier millis, long tickMs) {
-    this.vertx = vertx;
+    this(statements, log, index, heartbeatMs, millis, tickMs, Timers.of(vertx));
+  }
+
+  /** {@code timers}: where its ticks are set ({@link Timers#of} but in tests). */
+  FlushSources(FlushSourceStatements statements, FlushLog log, int index, long heartbeatMs, LongSupplier millis,
+               long tickMs, Timers timers) {
+    this.timers = timers;
     this.statements = statements;
     this.log = log;
     this.suffix = "-" + index;
@@ -357,7 +363,7 @@ final class FlushSources {
 
   private void startTicks() {
     if (timer < 0 && !retired) {
-      timer = vertx.setPeriodic(tickMs, id -> tick());
+      timer = timers.periodic(tickMs, this::tick);
     }
   }
 
@@ -436,7 +442,7 @@ final class FlushSources {
   Future<Void> retire() {
     retired = true;
     if (timer >= 0) {
-      vertx.cancelTimer(timer);
+      timers.cancel(timer);
       timer = -1;
     }
     List<Future<Void>> deletes = new ArrayList<>();
