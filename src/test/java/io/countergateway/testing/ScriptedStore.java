@@ -267,8 +267,15 @@ public final class ScriptedStore implements CounterStore {
     return Future.succeededFuture(VoidOutcome.VOIDED);
   }
 
+  /** How many of the next source registrations fail as a refused connection would. */
+  public int registrationsRefused;
+
   @Override
   public Future<Void> registerSource(String source) {
+    if (registrationsRefused > 0) {
+      registrationsRefused--;
+      return Future.failedFuture(new StatementNotSentException(connectionRefused()));
+    }
     registered.add(source);
     sources.putIfAbsent(source, 0L);
     return Future.succeededFuture();

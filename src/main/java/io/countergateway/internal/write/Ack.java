@@ -8,8 +8,8 @@ import io.vertx.core.Promise;
 /**
  * A request waiting for the commit of its delta. It knows where its delta is, so a timeout can tell 503 from 504:
  * {@code PENDING} (in the coalescer: withdrawn on timeout, not counted), {@code IN_FLIGHT} (in a flush: a timeout
- * answers 504, the flush goes on), {@code DONE}. The coalescer moves it to a flush or withdraws it; the flush writer
- * settles it. Confined to the coalescer's event loop.
+ * answers 504, the flush goes on), {@code DONE}. This is the request's state, not its flush's: the coalescer withdraws
+ * it while pending, its {@link FlushJob} takes it in flight and settles it. Confined to the coalescer's event loop.
  */
 public final class Ack {
   enum State { PENDING, IN_FLIGHT, DONE }

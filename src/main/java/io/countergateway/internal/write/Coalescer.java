@@ -32,8 +32,9 @@ import java.util.function.IntSupplier;
 import java.util.function.LongSupplier;
 
 /**
- * Sums deltas per counter and turns them into few, large, ordered flushes. Confined to one event
- * loop: every method must be called on the owning verticle's context, so there are no locks.
+ * Sums deltas per counter and turns them into few, large, ordered flushes, each a {@link FlushJob} that the
+ * {@link FlushWriter} runs. Confined to one event loop: every method must be called on the owning verticle's context,
+ * so there are no locks.
  *
  * <p>A flush starts when the oldest pending delta is {@code batching.maxDelay} old, when {@code maxKeys} counters are
  * pending, or at once when a request waits for a commit and no flush is in flight. While {@code maxInFlight}
@@ -44,7 +45,7 @@ import java.util.function.LongSupplier;
  * it still needs (src/DESIGN.md §4 "Journal").
  */
 public final class Coalescer {
-  private final Vertx vertx;
+  private final Timers timers;
   private final FlushWriter writer;
   private final GatewayConfig config;
   private final BatchingOptions options;
@@ -76,8 +77,8 @@ public final class Coalescer {
   private boolean leftInJournal;
   /** Null without a journal. */
   private final Journal journal;
-  /** The lowest journal position each flush in flight (or waiting for its record) still needs. */
-  private final List<long[]> flights = new ArrayList<>();
+  /** The flush jobs holding journaled increments, until released: each keeps its journal position until then. */
+  private final List<FlushJob> jobs = new ArrayList<>();
   private int replaying;
   /** Counters in flushes formed and not settled: with {@link #pending}, what a stop leaves unwritten. */
   private int countersInFlight;
@@ -114,7 +115,14 @@ public final class Coalescer {
    */
   Coalescer(Vertx vertx, CounterStore store, GatewayConfig config, WriterHealth health, int instanceIndex,
             IntSupplier lane, LongSupplier nanoClock, Journal journal, LongSupplier millisClock, long tickMs) {
-    this.vertx = vertx;
+    this(vertx, store, config, health, instanceIndex, lane, nanoClock, journal, millisClock, tickMs, Timers.of(vertx));
+  }
+
+  /** {@code timers}: every timer of the coalescer, its flush writer and its flush sources ({@link Timers#of} but in tests). */
+  Coalescer(Vertx vertx, CounterStore store, GatewayConfig config, WriterHealth health, int instanceIndex,
+            IntSupplier lane, LongSupplier nanoClock, Journal journal, LongSupplier millisClock, long tickMs,
+            Timers timers) {
+    this.timers = timers;
     this.journal = journal;
     this.config = config;
     this.options = config.getBatching();
@@ -123,9 +131,9 @@ public final class Coalescer {
     this.nanoClock = nanoClock;
     this.slots = new SlotPicker(lane, config.getBatching().getMaxInFlight());
     FlushLog log = journal == null ? FlushLog.NONE : new JournalFlushLog(journal);
-    this.sources = new FlushSources(vertx, store, log, instanceIndex, options.flushSourceHeartbeatMs(), millisClock,
-      tickMs);
-    this.writer = new FlushWriter(vertx, store, sources, log, options, health, this::reslot, nanoClock);
+    this.sources = new FlushSources(store, log, instanceIndex, options.flushSourceHeartbeatMs(), millisClock, tickMs,
+      timers);
+    this.writer = new FlushWriter(vertx, store, sources, log, options, health, this::reslot, nanoClock, timers);
     this.eventLoop = Thread.currentThread();
     this.timeoutNanos = config.getLimits().getRequestTimeoutMs() * 1_000_000L;
     if (journal != null) {
@@ -154,7 +162,7 @@ public final class Coalescer {
   /** Starts the deadline sweep; waiting requests share one timeout, so they expire in arrival order. */
   public void start() {
     long period = Math.max(5, Math.min(100, config.getLimits().getRequestTimeoutMs() / 10));
-    sweepTimerId = vertx.setPeriodic(period, id -> expireOverdue());
+    sweepTimerId = timers.periodic(period, this::expireOverdue);
   }
 
   private void expireOverdue() {
@@ -300,13 +308,14 @@ public final class Coalescer {
       health.writerReplaying(true);
     }
     for (Flush flush : recovered.unsettled()) {
-      long[] flight = {lsn};
-      flights.add(flight);
+      FlushJob job = FlushJob.replayed(flush, !recovered.neverSent().contains(flush.id()), lsn,
+        nanoClock.getAsLong());
+      jobs.add(job);
       inFlight++;
       countersInFlight += flush.rows().size();
-      writer.writeReplayed(flush, !recovered.neverSent().contains(flush.id())).onComplete(settled -> {
-        if (settled.result()) {
-          flights.remove(flight);
+      writer.run(job).onComplete(released -> {
+        if (released.result()) {
+          jobs.remove(job);
         }
         countersInFlight -= flush.rows().size();
         if (--replaying == 0) {
@@ -351,7 +360,7 @@ public final class Coalescer {
       + "gateway has written them (readiness 200 and gateway_journal_bytes near 0), then remove them");
   }
 
-  /** The lowest journal position still needed: the pending entries' and the flights' first journaled increment. */
+  /** The lowest journal position still needed: the pending entries' and the flush jobs' first journaled increment. */
   private long lowestNeeded() {
     long lowest = journal.position();
     for (Pending entry : pending.values()) {
@@ -359,8 +368,11 @@ public final class Coalescer {
         lowest = entry.firstLsn;
       }
     }
-    for (long[] flight : flights) {
-      lowest = Math.min(lowest, flight[0]);
+    for (FlushJob job : jobs) {
+      long position = job.journalPosition();
+      if (position >= 0) {
+        lowest = Math.min(lowest, position);
+      }
     }
     return lowest;
   }
@@ -480,12 +492,12 @@ public final class Coalescer {
       checkDrained();
       if (journal != null && !drained.future().isComplete()) {
         long[] check = {-1};
-        check[0] = vertx.setPeriodic(100, id -> {
+        check[0] = timers.periodic(100, () -> {
           if (drained.future().isComplete()) {
-            vertx.cancelTimer(check[0]);
+            timers.cancel(check[0]);
           } else if (writer.isFailing() && !journal.unreachable()) {
             // a journal whose directory was removed keeps nothing for a restart: the drain goes on to the timeout
-            vertx.cancelTimer(check[0]);
+            timers.cancel(check[0]);
             leaveInJournal();
           }
         });
@@ -499,7 +511,7 @@ public final class Coalescer {
     while (!deadlines.isEmpty()) {
       expire(deadlines.pollFirst());
     }
-    vertx.cancelTimer(sweepTimerId);
+    timers.cancel(sweepTimerId);
     drained.tryComplete();
   }
 
@@ -539,7 +551,7 @@ public final class Coalescer {
     if (pending.size() >= options.getMaxKeys() || pendingWaiters > 0 && inFlight == 0 || waitedMs >= options.getMaxDelayMs()) {
       flushNow();
     } else if (timerId < 0) {
-      timerId = vertx.setTimer(Math.max(1, options.getMaxDelayMs() - waitedMs), id -> {
+      timerId = timers.schedule(Math.max(1, options.getMaxDelayMs() - waitedMs), () -> {
         timerId = -1;
         flushNow();
       });
@@ -554,7 +566,7 @@ public final class Coalescer {
 
   private void flushNow() {
     if (timerId >= 0) {
-      vertx.cancelTimer(timerId);
+      timers.cancel(timerId);
       timerId = -1;
     }
     if (pending.isEmpty() || inFlight >= options.getMaxInFlight()) {
@@ -597,8 +609,7 @@ public final class Coalescer {
             continue; // withdrawn
           }
           if (entry.delta != 0) {
-            ack.inFlight();
-            acks.add(ack);
+            acks.add(ack); // in flight from now on: its job marks it so
           } else {
             // the deltas cancelled out: nothing to write, "committed" is already true; answered now, so they never
             // ride along with other counters' rows and inherit a refusal after a split
@@ -630,14 +641,15 @@ public final class Coalescer {
     Flush flush = new Flush(sources.nextId(), rows);
     boolean journaled = firstLsn != Long.MAX_VALUE;
     // journaled increments in it: recorded (and forced) before the first attempt, so a replay resolves it by its id;
-    // the segments holding them stay until it is settled
-    long[] flight = {firstLsn};
+    // the segments holding them stay until it is released
+    FlushJob job = FlushJob.formed(flush, acks, zeroKeys == null ? List.of() : zeroKeys, journaled ? firstLsn : -1,
+      nanoClock.getAsLong());
     if (journaled) {
-      flights.add(flight);
+      jobs.add(job);
     }
-    writer.write(flush, acks, zeroKeys == null ? List.of() : zeroKeys, journaled).onComplete(settled -> {
-      if (settled.result()) {
-        flights.remove(flight);
+    writer.run(job).onComplete(released -> {
+      if (released.result()) {
+        jobs.remove(job);
       }
       countersInFlight -= flush.rows().size();
       waiting -= acks.size();
@@ -668,7 +680,7 @@ public final class Coalescer {
 
   private void checkDrained() {
     if (pending.isEmpty() && inFlight == 0) {
-      vertx.cancelTimer(sweepTimerId);
+      timers.cancel(sweepTimerId);
       drained.tryComplete();
     }
   }

@@ -11,21 +11,20 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.LongSupplier;
+import java.util.function.ToLongFunction;
 
 /**
  * The one owner of the flush sources of one flush writer: names, sequences, fences, and when a source's row may be
- * created or deleted (src/DESIGN.md §4 "Flush sources"). Why a flush never counts twice:
+ * created or deleted (src/DESIGN.md §4 "Flush sources"). It holds only what is true of a source as a whole; what is
+ * true of one flush (its attempts, the id it went on under) is its {@link FlushJob}'s. Why a flush never counts twice:
  * <ol>
  *   <li>A flush id is {@code <source>:<sequence>[.<split path>]}. The <b>live</b> source is minted here, once per
  *   coalescer run, and is the only writer that ever retries its flushes. Its row is created before any of its
@@ -44,7 +43,7 @@ import java.util.function.LongSupplier;
  *   ({@link FlushLog#replaced}). A closed live source is replaced by a fresh one at once.</li>
  *   <li>A source without a row was closed and deleted (a gateway down longer than two retentions): a flush one of
  *   whose statements was sent and lost its answer — in this run, or for a journal replay in an earlier one, as the
- *   journal's records say — can no longer be resolved, and is <b>outcome unknown</b>: reported, never written again.
+ *   journal's records say; its job knows ({@link FlushJob#mayHaveCommittedUnseen}) — can no longer be resolved, and is <b>outcome unknown</b>: reported, never written again.
  *   Any other flush never reached the database or was refused whole, so it committed nowhere and goes on under the
  *   live source.</li>
  *   <li>A source's row is deleted by this class only once every flush of it is settled (or went on under a live
@@ -64,29 +63,19 @@ final class FlushSources {
   private static final Logger LOG = LoggerFactory.getLogger(FlushSources.class);
   static final long TICK_MS = 1_000;
 
-  /** Where the next attempt of a flush goes. */
-  record Route(Kind kind, Flush target) {
-    enum Kind {
-      /** Write {@code target}: the flush itself, or under a new id of the live source (then journal it first). */
-      WRITE,
-      /** Its id is among the closed source's committed ones: it counted. */
-      COMMITTED,
-      /** Whether it committed can no longer be known (see the class comment, 4). */
-      UNKNOWN
-    }
-  }
-
-  /** How an attempt of a flush ended, as far as its source is concerned. */
-  enum Attempt {
-    /** Its id is in the table now (committed, found committed, or voided): it may go once the fence passes it. */
-    WRITTEN,
-    /** Sent, and no answer: it may have committed. */
-    AMBIGUOUS,
-    /** The statement never left the process (no connection, see {@code StatementNotSentException}): nothing of it
-     * can commit, now or later. */
-    NOT_SENT,
-    /** The statement failed whole (a refused value, a lock conflict, a closed source): nothing of it committed. */
-    FAILED
+  /** What a flush's source says of it, for its next attempt. */
+  enum Route {
+    /** Its source is not known to be closed or gone: the flush is written under its own id. */
+    OPEN,
+    /** Its id is among the closed source's committed ones: it counted. */
+    COMMITTED,
+    /** Its source is closed and its id is not there: proven never committed, it goes on under the live source. */
+    NOT_COMMITTED,
+    /**
+     * Its source has no row any more (class comment, 4): it goes on under the live source unless a statement of it
+     * was sent and lost its answer ({@link FlushJob#mayHaveCommittedUnseen}), which makes it outcome unknown.
+     */
+    GONE
   }
 
   private static final class Source {
@@ -99,8 +88,6 @@ final class FlushSources {
     final TreeSet<Long> open = new TreeSet<>();
     long highest = -1;
     final TreeMap<Long, List<String>> settledIds = new TreeMap<>();
-    /** Open sequences with a statement sent whose answer was lost (a replayed flush's: possibly in an earlier run). */
-    final Set<Long> ambiguous = new HashSet<>();
     long lastAdvance;
     /** An advance is due or in flight: no attempt of the source starts until it ends. */
     boolean advancing;
@@ -110,8 +97,6 @@ final class FlushSources {
     Promise<Void> advanced = Promise.promise();
     /** Read once the source was found closed or missing: its row as it is then, final. */
     Future<FlushSourceRow> row;
-    /** Flushes proven never committed under this source, and the id each goes on under. */
-    final Map<FlushId, FlushId> rerouted = new HashMap<>();
     /** Inherited: replayed flushes not settled yet. */
     int replaying;
     boolean deleting;
@@ -130,7 +115,7 @@ final class FlushSources {
 
   private static final Future<Void> DONE = Future.succeededFuture();
 
-  private final Vertx vertx;
+  private final Timers timers;
   private final FlushSourceStatements statements;
   private final FlushLog log;
   private final String suffix;
@@ -141,7 +126,8 @@ final class FlushSources {
   private Source live;
   private long timer = -1;
   private boolean retired;
-  private long unknownFlushes;
+  /** How many open flushes of a source were sent and lost their answer (their jobs know): for the log of a gone one. */
+  private ToLongFunction<String> sentAndLost = name -> 0;
 
   /**
    * {@code index}: the coalescer's, kept in every source name it mints ({@code <random>-<index>}, at most 17
@@ -151,7 +137,13 @@ final class FlushSources {
    */
   FlushSources(Vertx vertx, FlushSourceStatements statements, FlushLog log, int index, long heartbeatMs,
                LongSupplier millis, long tickMs) {
-    this.vertx = vertx;
+    this(statements, log, index, heartbeatMs, millis, tickMs, Timers.of(vertx));
+  }
+
+  /** {@code timers}: where its ticks are set ({@link Timers#of} but in tests). */
+  FlushSources(FlushSourceStatements statements, FlushLog log, int index, long heartbeatMs, LongSupplier millis,
+               long tickMs, Timers timers) {
+    this.timers = timers;
     this.statements = statements;
     this.log = log;
     this.suffix = "-" + index;
@@ -169,6 +161,11 @@ final class FlushSources {
     return source;
   }
 
+  /** Where the count of a gone source's flushes that can no longer be resolved comes from: the flush jobs. */
+  void countSentAndLostBy(ToLongFunction<String> count) {
+    this.sentAndLost = count;
+  }
+
   /** The live source's name (for logs and tests). */
   String liveSource() {
     return live.name;
@@ -183,16 +180,12 @@ final class FlushSources {
 
   /**
    * A flush of an earlier run that a journal replay writes again: its source is inherited (its row is never created
-   * here), and is deleted once its last such flush is settled and durably recorded so. {@code mayHaveBeenSent}: the
-   * journal does not say that none of its attempts left the process (class comment, 4).
+   * here), and is deleted once its last such flush is settled and durably recorded so.
    */
-  void inherit(FlushId id, boolean mayHaveBeenSent) {
+  void inherit(FlushId id) {
     Source source = sources.computeIfAbsent(id.source(), name -> new Source(name, true, millis.getAsLong()));
     if (source.inherited) {
       source.replaying++;
-      if (mayHaveBeenSent) {
-        source.ambiguous.add(id.sequence());
-      }
     }
   }
 
@@ -223,24 +216,16 @@ final class FlushSources {
   }
 
   /**
-   * Where the next attempt of {@code flush} goes: itself while its source is not known to be closed or missing; else
-   * as the source's final row says (class comment, 3 and 4). The same flush always gets the same new id.
+   * What {@code id}'s source says of it: open while the source is not known to be closed or missing; else as the
+   * source's final row says (class comment, 3 and 4).
    */
-  Future<Route> route(Flush flush) {
-    Source source = sources.get(flush.id().source());
+  Future<Route> route(FlushId id) {
+    Source source = sources.get(id.source());
     if (source == null || source.row == null) {
-      return Future.succeededFuture(new Route(Route.Kind.WRITE, flush));
+      return Future.succeededFuture(Route.OPEN);
     }
-    return source.row.map(row -> {
-      if (row.committed().contains(flush.id())) {
-        return new Route(Route.Kind.COMMITTED, null);
-      }
-      if (row.missing() && source.ambiguous.contains(flush.id().sequence())) {
-        return new Route(Route.Kind.UNKNOWN, null);
-      }
-      FlushId target = source.rerouted.computeIfAbsent(flush.id(), old -> nextId());
-      return new Route(Route.Kind.WRITE, flush.under(target));
-    });
+    return source.row.map(row -> row.committed().contains(id) ? Route.COMMITTED
+      : row.missing() ? Route.GONE : Route.NOT_COMMITTED);
   }
 
   /**
@@ -279,7 +264,7 @@ final class FlushSources {
   private void report(Source source, FlushSourceRow row) {
     int open = source.inherited ? source.replaying : source.open.size();
     if (row.missing()) {
-      long unknown = source.ambiguous.size();
+      long unknown = sentAndLost.applyAsLong(source.name);
       LOG.atError().addKeyValue("event", "flush_source_gone").addKeyValue("source", source.name)
         .addKeyValue("flushes_open", open).addKeyValue("flushes_outcome_unknown", unknown)
         .log("flush source {} has no row any more (closed as dead, then deleted a retention later): {} of its {} open "
@@ -315,19 +300,13 @@ final class FlushSources {
   }
 
   /** The attempt {@link #beforeAttempt} let go has its answer (or gave up waiting for one). */
-  void attemptEnded(Flush target, Attempt outcome) {
+  void attemptEnded(Flush target, FlushJob.Outcome outcome) {
     Source source = sources.get(target.id().source());
-    if (source == null) {
+    if (source == null || source.inherited) {
       return;
     }
     long sequence = target.id().sequence();
-    if (outcome == Attempt.AMBIGUOUS) {
-      source.ambiguous.add(sequence);
-    }
-    if (source.inherited) {
-      return;
-    }
-    if (outcome == Attempt.WRITTEN && source.row == null) {
+    if (outcome == FlushJob.Outcome.COMMITTED && source.row == null) {
       source.settledIds.computeIfAbsent(sequence, s -> new ArrayList<>()).add(target.id().toString());
     }
     if (source.attempts > 0) {
@@ -352,20 +331,9 @@ final class FlushSources {
       return;
     }
     source.open.remove(id.sequence());
-    source.ambiguous.remove(id.sequence());
     if (source.row != null && source.open.isEmpty()) {
       retireResolved(source, "found closed, its flushes are settled or went on under a live source");
     }
-  }
-
-  /** Flushes written again by a replay whose source had vanished with their outcome (class comment, 4). */
-  long unknownFlushes() {
-    return unknownFlushes;
-  }
-
-  /** A flush found to be outcome unknown: counted for the meter. */
-  void outcomeUnknown() {
-    unknownFlushes++;
   }
 
   /** A source nothing will be written under any more: deleted once the journal forced that (class comment, 5). */
@@ -395,7 +363,7 @@ final class FlushSources {
 
   private void startTicks() {
     if (timer < 0 && !retired) {
-      timer = vertx.setPeriodic(tickMs, id -> tick());
+      timer = timers.periodic(tickMs, this::tick);
     }
   }
 
@@ -474,7 +442,7 @@ final class FlushSources {
   Future<Void> retire() {
     retired = true;
     if (timer >= 0) {
-      vertx.cancelTimer(timer);
+      timers.cancel(timer);
       timer = -1;
     }
     List<Future<Void>> deletes = new ArrayList<>();

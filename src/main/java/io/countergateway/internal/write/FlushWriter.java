@@ -2,10 +2,8 @@ package io.countergateway.internal.write;
 
 import io.countergateway.config.BatchingOptions;
 import io.countergateway.internal.model.ApiError;
-import io.countergateway.internal.model.CounterKey;
 import io.countergateway.internal.store.Failures;
 import io.countergateway.internal.store.Flush;
-import io.countergateway.internal.store.FlushId;
 import io.countergateway.internal.store.FlushRow;
 import io.countergateway.internal.store.FlushSourceClosedException;
 import io.countergateway.internal.store.FlushStatements;
@@ -25,8 +23,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.HashSet;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
@@ -37,7 +34,9 @@ import java.util.function.UnaryOperator;
 import java.util.stream.Stream;
 
 /**
- * Gets one flush into the database and settles its waiting requests.
+ * The executor of flush jobs: runs each {@link FlushJob}'s next step (its source's row, its journal record, an attempt,
+ * a void, a split, a backoff) until every request of it is answered, and then releases it. What a flush has been
+ * through is its job's; what a source says of it is {@link FlushSources}'; this class decides what comes next.
  *
  * <p>The invariant: <b>a flush gets new ids only when its id is proven uncommitted forever</b>, and the journal
  * records the new ids ({@link FlushLog#replaced}) before any of them is attempted. Two things prove it:
@@ -58,7 +57,7 @@ import java.util.stream.Stream;
  * it does not queue behind a row lock that a dead writer still holds; the id is what deduplicates.
  *
  * <p>An attempt ends <b>not sent</b> (no connection could be had: the statement never left the process), <b>sent
- * with its answer lost</b>, <b>refused</b> whole, or <b>written</b> ({@link FlushSources.Attempt}). Only the second
+ * with its answer lost</b>, <b>refused</b> whole, or <b>committed</b> ({@link FlushJob.Outcome}). Only the second
  * can have committed unseen, so only such a flush can end as outcome unknown when its source is gone. The journal
  * keeps the difference across a crash: it records a failure before sending when no statement of the flush ever left
  * ({@link FlushLog#notSent}), and then, before the next statement leaves, that it may ({@link FlushLog#beforeSend}).
@@ -76,7 +75,6 @@ final class FlushWriter {
   static final Duration[] FLUSH_BUCKETS = Stream.of(1, 2, 5, 10, 25, 50, 100, 250, 500, 1_000, 2_500, 5_000, 10_000,
     30_000, 60_000).map(Duration::ofMillis).toArray(Duration[]::new);
 
-  private final Vertx vertx;
   private final FlushStatements store;
   private final FlushSources sources;
   private final FlushLog log;
@@ -84,37 +82,26 @@ final class FlushWriter {
   private final WriterHealth health;
   private final LongSupplier nanoClock;
   private final UnaryOperator<Flush> reslot;
+  private final Timers timers;
   private final Context context;
   private final Thread eventLoop;
+  /** The jobs it runs, until each is released or left to the replay. */
+  private final Set<FlushJob> running = new LinkedHashSet<>();
   private boolean failing;
+  private long unknownFlushes;
   private Timer flushTimer;
   private Counter retries;
   private Counter refusedRows;
 
-  /** One formed flush on its way, until every request of it (and of its halves) is answered. */
-  private static final class Write {
-    final Flush formed;
-    /** A journal replay's: an id found there may have been voided by a split the crash cut short. */
-    final boolean replayed;
-    final long started;
-    /** The ids it went on under, proven never committed under its own: each is open in the live source. */
-    final List<FlushId> wentOnAs = new ArrayList<>();
-    /** Those of {@link #wentOnAs} the journal holds a record of. */
-    final Set<FlushId> recorded = new HashSet<>();
-    /** The journal could not record a step: nothing of it is attempted any more in this run. */
-    boolean abandoned;
-
-    Write(Flush formed, boolean replayed, long started) {
-      this.formed = formed;
-      this.replayed = replayed;
-      this.started = started;
-    }
-  }
-
   /** {@code reslot} gives the same flush on the slots of a new round, for retries. */
   FlushWriter(Vertx vertx, FlushStatements store, FlushSources sources, FlushLog log, BatchingOptions options,
               WriterHealth health, UnaryOperator<Flush> reslot, LongSupplier nanoClock) {
-    this.vertx = vertx;
+    this(vertx, store, sources, log, options, health, reslot, nanoClock, Timers.of(vertx));
+  }
+
+  /** {@code timers}: the backoffs' and the backstops' ({@link Timers#of} but in tests, which move time by hand). */
+  FlushWriter(Vertx vertx, FlushStatements store, FlushSources sources, FlushLog log, BatchingOptions options,
+              WriterHealth health, UnaryOperator<Flush> reslot, LongSupplier nanoClock, Timers timers) {
     this.store = store;
     this.sources = sources;
     this.log = log;
@@ -122,8 +109,10 @@ final class FlushWriter {
     this.health = health;
     this.nanoClock = nanoClock;
     this.reslot = reslot;
+    this.timers = timers;
     this.context = vertx.getOrCreateContext();
     this.eventLoop = Thread.currentThread();
+    sources.countSentAndLostBy(source -> running.stream().filter(job -> job.sentAndLostUnder(source)).count());
   }
 
   void registerMetrics(MeterRegistry registry, Tags tags) {
@@ -138,156 +127,153 @@ final class FlushWriter {
     refusedRows = Counter.builder("gateway.flush.refused.rows").tags(tags)
       .description("counter rows the database refused (e.g. BIGINT overflow); their increments were not counted")
       .register(registry);
-    FunctionCounter.builder("gateway.flush.outcome.unknown", sources, FlushSources::unknownFlushes).tags(tags)
+    FunctionCounter.builder("gateway.flush.outcome.unknown", this, FlushWriter::unknownFlushes).tags(tags)
       .description("flushes whose outcome could no longer be known (their flush source was deleted while they were "
         + "open); never written again, their requests answered 504")
       .register(registry);
   }
 
   /**
-   * A flush as the coalescer formed it: its source's row made, its journal record forced when it holds journaled
-   * increments ({@code journaled}; {@code zeroKeys} travel with that record), then attempted until settled. Completes
-   * true once every request of it is answered, false when the journal could not record it (it is then never attempted
-   * in this run, its requests are answered, and the replay after a restart resolves it).
-   */
-  Future<Boolean> write(Flush flush, List<Ack> acks, List<CounterKey> zeroKeys, boolean journaled) {
-    Write write = new Write(flush, false, nanoClock.getAsLong());
-    Promise<Void> done = Promise.promise();
-    prepare(write, acks, zeroKeys, journaled, 0, done);
-    return finish(write, done.future());
-  }
-
-  /**
-   * A flush a journal replay carried over, written again under its own id (no request waits for it); its source is an
-   * earlier run's. An id already there means committed, or voided by a split that a crash cut between the void and
+   * Runs {@code job} to its end: a formed one has its source's row made and, when it holds journaled increments, its
+   * journal record forced (its zero keys travel with it) before its first attempt; a replayed one is written again
+   * under its own id (an id already there means committed, or voided by a split that a crash cut between the void and
    * the journal's record of the halves: the void tells them apart, and a voided flush is split again, under the same
-   * half ids, instead of passing for committed. {@code mayHaveBeenSent}: the journal does not say that none of its
-   * attempts left the process; one that never did is written again under the live source should its source be gone.
+   * half ids, instead of passing for committed). Completes true once every request of it is answered and it is
+   * released, false when it was left to the replay (the journal could not record a step: its requests are answered,
+   * and the replay after a restart resolves it).
    */
-  Future<Boolean> writeReplayed(Flush flush, boolean mayHaveBeenSent) {
-    sources.inherit(flush.id(), mayHaveBeenSent);
-    Write write = new Write(flush, true, nanoClock.getAsLong());
+  Future<Boolean> run(FlushJob job) {
+    if (job.replayed()) {
+      sources.inherit(job.flush().id());
+    }
+    running.add(job);
     Promise<Void> done = Promise.promise();
-    attempt(write, flush, List.of(), 0, done);
-    return finish(write, done.future());
-  }
-
-  private Future<Boolean> finish(Write write, Future<Void> done) {
-    return done.map(v -> {
-      if (write.abandoned) {
+    if (job.phase() == FlushJob.Phase.FORMED) {
+      prepare(job, 0, done);
+    } else {
+      attempt(job, job.flush(), job.acks(), 0, done);
+    }
+    return done.future().map(v -> {
+      running.remove(job);
+      if (job.leftToReplay()) {
         return false;
       }
-      log.settled(write.formed.id());
-      sources.settled(write.formed.id());
-      write.wentOnAs.forEach(sources::settled);
+      job.settled();
+      job.release(log, sources);
       if (flushTimer != null) {
-        flushTimer.record(nanoClock.getAsLong() - write.started, TimeUnit.NANOSECONDS);
+        flushTimer.record(nanoClock.getAsLong() - job.startedNanos(), TimeUnit.NANOSECONDS);
       }
       return true;
     });
   }
 
   /** The source's row, then the journal's record, before the first attempt. */
-  private void prepare(Write write, List<Ack> acks, List<CounterKey> zeroKeys, boolean journaled, int attemptNo,
-                       Promise<Void> done) {
-    onLoop(sources.registered(write.formed.id())).onComplete(made -> {
+  private void prepare(FlushJob job, int attemptNo, Promise<Void> done) {
+    onLoop(sources.registered(job.flush().id())).onComplete(made -> {
       if (made.failed()) {
-        retryLater(write.formed, attemptNo, made.cause(), "making the row of its flush source",
-          () -> prepare(write, acks, zeroKeys, journaled, attemptNo + 1, done));
+        retryLater(job, job.flush(), attemptNo, made.cause(), "making the row of its flush source",
+          () -> prepare(job, attemptNo + 1, done));
         return;
       }
-      if (!journaled) {
-        attempt(write, write.formed, acks, 0, done);
+      if (!job.mustBeRecorded()) {
+        job.recorded();
+        attempt(job, job.flush(), job.acks(), 0, done);
       } else if (log.failed()) {
-        abandon(write, acks, notRecorded(), done);
+        abandon(job, job.acks(), notRecorded(), done);
       } else {
-        log.formed(write.formed, zeroKeys).onComplete(recorded -> {
+        log.formed(job.flush(), job.zeroKeys()).onComplete(recorded -> {
           if (recorded.failed()) {
-            abandon(write, acks, mayBeRecorded(), done);
+            abandon(job, job.acks(), mayBeRecorded(), done);
           } else {
-            attempt(write, write.formed, acks, 0, done);
+            job.recorded();
+            attempt(job, job.flush(), job.acks(), 0, done);
           }
         });
       }
     });
   }
 
-  private void attempt(Write write, Flush flush, List<Ack> acks, int attemptNo, Promise<Void> done) {
-    onLoop(sources.route(flush)).onComplete(routed -> {
+  /** The next attempt of {@code flush} (the job's, one of its halves, or one gone on under a live source). */
+  private void attempt(FlushJob job, Flush flush, List<Ack> acks, int attemptNo, Promise<Void> done) {
+    job.attempting();
+    onLoop(sources.route(flush.id())).onComplete(routed -> {
       if (routed.failed()) {
-        retryLater(flush, attemptNo, routed.cause(), "reading its closed flush source",
-          () -> attempt(write, flush, acks, attemptNo + 1, done));
+        retryLater(job, flush, attemptNo, routed.cause(), "reading its closed flush source",
+          () -> attempt(job, flush, acks, attemptNo + 1, done));
         return;
       }
-      FlushSources.Route route = routed.result();
-      switch (route.kind()) {
+      switch (routed.result()) {
+        case OPEN -> send(job, flush, acks, attemptNo, done);
         case COMMITTED -> {
           setFailing(false);
           committed(acks);
           done.complete();
         }
-        case UNKNOWN -> {
-          setFailing(false);
-          unknown(flush, acks);
-          done.complete();
-        }
-        case WRITE -> goOnAs(write, flush, route.target()).onComplete(recorded -> {
-          if (recorded.failed()) {
-            abandon(write, acks, mayBeRecorded(), done);
+        case GONE -> {
+          if (job.mayHaveCommittedUnseen(flush.id())) {
+            setFailing(false);
+            unknown(flush, acks);
+            done.complete();
           } else {
-            send(write, route.target(), acks, attemptNo, done);
+            goOn(job, flush, acks, attemptNo, done);
           }
-        });
+        }
+        case NOT_COMMITTED -> goOn(job, flush, acks, attemptNo, done);
       }
     });
   }
 
   /** A flush proven never committed under its own id goes on under a new one: the journal records it first. */
-  private Future<Void> goOnAs(Write write, Flush flush, Flush target) {
-    if (target.id().equals(flush.id()) || write.recorded.contains(target.id())) {
-      return DONE;
-    }
-    if (!write.wentOnAs.contains(target.id())) {
-      write.wentOnAs.add(target.id());
-    }
-    return log.replaced(flush, List.of(target)).onSuccess(v -> write.recorded.add(target.id()));
+  private void goOn(FlushJob job, Flush flush, List<Ack> acks, int attemptNo, Promise<Void> done) {
+    Flush target = flush.under(job.goesOnAs(flush.id(), sources::nextId));
+    Future<Void> recorded = !job.needsRerouteRecord(flush.id(), target.id()) ? DONE
+      : log.replaced(flush, List.of(target)).onSuccess(v -> job.rerouteRecorded(target.id()));
+    recorded.onComplete(record -> {
+      if (record.failed()) {
+        abandon(job, acks, mayBeRecorded(), done);
+      } else {
+        send(job, target, acks, attemptNo, done);
+      }
+    });
   }
 
   /** One attempt of {@code target} under its id, its source's row made and no advance of it in the way. */
-  private void send(Write write, Flush target, List<Ack> acks, int attemptNo, Promise<Void> done) {
+  private void send(FlushJob job, Flush target, List<Ack> acks, int attemptNo, Promise<Void> done) {
     onLoop(sources.registered(target.id())).onComplete(made -> {
       if (made.failed()) {
-        retryLater(target, attemptNo, made.cause(), "making the row of its flush source",
-          () -> attempt(write, target, acks, attemptNo + 1, done));
+        retryLater(job, target, attemptNo, made.cause(), "making the row of its flush source",
+          () -> attempt(job, target, acks, attemptNo + 1, done));
         return;
       }
       boolean[] unrecordable = {false};
       Supplier<Future<Void>> beforeSend = () -> log.beforeSend(target.id()).onFailure(e -> unrecordable[0] = true);
       sources.beforeAttempt(target).onComplete(mayGo -> onLoop(store.write(target, beforeSend)).onComplete(result -> {
-        sources.attemptEnded(target, result.succeeded() ? FlushSources.Attempt.WRITTEN : attemptOf(result.cause()));
-        if (!result.succeeded() && result.cause() instanceof StatementNotSentException) {
+        FlushJob.Outcome outcome = result.succeeded() ? FlushJob.Outcome.COMMITTED : outcomeOf(result.cause());
+        job.attemptEnded(target.id(), FlushJob.Step.WRITE, outcome);
+        sources.attemptEnded(target, outcome);
+        if (outcome == FlushJob.Outcome.NOT_SENT) {
           log.notSent(target.id());
         }
         if (unrecordable[0]) {
           // the journal could not say the flush is being sent: it is not, and the replay after a restart writes it
-          abandon(write, acks, mayBeRecorded(), done);
-        } else if (result.succeeded() && result.result() == WriteOutcome.ALREADY_COMMITTED && write.replayed
-          && target.id().equals(write.formed.id())) {
+          abandon(job, acks, mayBeRecorded(), done);
+        } else if (result.succeeded() && result.result() == WriteOutcome.ALREADY_COMMITTED && job.replayed()
+          && target.id().equals(job.flush().id())) {
           setFailing(false);
-          voidThenSplit(write, target, acks, 0, done, VOIDED_BEFORE_A_RESTART);
+          voidThenSplit(job, target, acks, 0, done, VOIDED_BEFORE_A_RESTART);
         } else if (result.succeeded()) {
           setFailing(false);
           committed(acks);
           done.complete();
         } else if (result.cause() instanceof FlushSourceClosedException closed) {
-          sourceFound(write, target, acks, attemptNo, done, closed);
+          sourceFound(job, target, acks, attemptNo, done, closed);
         } else if (Failures.isValueRefused(result.cause())) {
           // not committed by this attempt (see the class comment): void the id before any new id or answer
           setFailing(false);
-          voidThenSplit(write, target, acks, 0, done, result.cause());
+          voidThenSplit(job, target, acks, 0, done, result.cause());
         } else {
-          retryLater(target, attemptNo, result.cause(), "writing it",
-            () -> attempt(write, reslot.apply(target), acks, attemptNo + 1, done));
+          retryLater(job, target, attemptNo, result.cause(), "writing it",
+            () -> attempt(job, reslot.apply(target), acks, attemptNo + 1, done));
         }
       }));
     });
@@ -297,23 +283,23 @@ final class FlushWriter {
    * A statement that never left the process, or an answer that fails the statement itself, proves nothing of it
    * committed; anything else may have.
    */
-  private static FlushSources.Attempt attemptOf(Throwable failure) {
+  static FlushJob.Outcome outcomeOf(Throwable failure) {
     if (failure instanceof StatementNotSentException) {
-      return FlushSources.Attempt.NOT_SENT;
+      return FlushJob.Outcome.NOT_SENT;
     }
     return failure instanceof FlushSourceClosedException || Failures.isValueRefused(failure)
-      || Failures.isLockConflict(failure) ? FlushSources.Attempt.FAILED : FlushSources.Attempt.AMBIGUOUS;
+      || Failures.isLockConflict(failure) ? FlushJob.Outcome.REFUSED : FlushJob.Outcome.SENT_ANSWER_LOST;
   }
 
   /** The flush's source was closed or is gone: its row is read once, then the flush is routed again. */
-  private void sourceFound(Write write, Flush flush, List<Ack> acks, int attemptNo, Promise<Void> done,
+  private void sourceFound(FlushJob job, Flush flush, List<Ack> acks, int attemptNo, Promise<Void> done,
                            FlushSourceClosedException closed) {
     onLoop(sources.found(closed.source())).onComplete(read -> {
       if (read.failed()) {
-        retryLater(flush, attemptNo, read.cause(), "reading its closed flush source",
-          () -> sourceFound(write, flush, acks, attemptNo + 1, done, closed));
+        retryLater(job, flush, attemptNo, read.cause(), "reading its closed flush source",
+          () -> sourceFound(job, flush, acks, attemptNo + 1, done, closed));
       } else {
-        attempt(write, flush, acks, attemptNo, done);
+        attempt(job, flush, acks, attemptNo, done);
       }
     });
   }
@@ -323,10 +309,12 @@ final class FlushWriter {
    * if a late copy of an earlier attempt had committed it whole, its requests are answered as committed. A void that
    * fails for any other reason is retried like a write.
    */
-  private void voidThenSplit(Write write, Flush flush, List<Ack> acks, int attemptNo, Promise<Void> done,
+  private void voidThenSplit(FlushJob job, Flush flush, List<Ack> acks, int attemptNo, Promise<Void> done,
                              Throwable refusal) {
     sources.beforeAttempt(flush).onComplete(mayGo -> onLoop(store.voidFlush(flush)).onComplete(result -> {
-      sources.attemptEnded(flush, result.succeeded() ? FlushSources.Attempt.WRITTEN : attemptOf(result.cause()));
+      FlushJob.Outcome outcome = result.succeeded() ? FlushJob.Outcome.COMMITTED : outcomeOf(result.cause());
+      job.attemptEnded(flush.id(), FlushJob.Step.VOID, outcome);
+      sources.attemptEnded(flush, outcome);
       if (result.succeeded() && result.result() == VoidOutcome.ALREADY_COMMITTED) {
         setFailing(false);
         LOG.warn("flush {} ({} rows) was refused a value, but a late copy of an earlier attempt had committed it whole "
@@ -335,47 +323,39 @@ final class FlushWriter {
         done.complete();
       } else if (result.succeeded()) {
         setFailing(false);
+        job.voided(flush.id());
         if (flush.rows().size() > 1) {
-          split(write, flush, acks, done);
+          split(job, flush, acks, done);
         } else {
           refuse(flush, acks, refusal);
           done.complete();
         }
       } else if (result.cause() instanceof FlushSourceClosedException closed) {
         // nothing of it is written under a closed source: routed again, it goes on whole under the live one
-        sourceFound(write, flush, acks, attemptNo, done, closed);
+        sourceFound(job, flush, acks, attemptNo, done, closed);
       } else {
-        retryLater(flush, attemptNo, result.cause(), "voiding it after a refused value",
-          () -> voidThenSplit(write, flush, acks, attemptNo + 1, done, refusal));
+        retryLater(job, flush, attemptNo, result.cause(), "voiding it after a refused value",
+          () -> voidThenSplit(job, flush, acks, attemptNo + 1, done, refusal));
       }
     }));
   }
 
-  private void split(Write write, Flush flush, List<Ack> acks, Promise<Void> done) {
-    List<FlushRow> rows = flush.rows();
-    List<FlushRow> left = rows.subList(0, rows.size() / 2);
-    List<FlushRow> right = rows.subList(rows.size() / 2, rows.size());
-    Set<CounterKey> leftKeys = new HashSet<>();
-    left.forEach(row -> leftKeys.add(new CounterKey(row.type(), row.id(), row.bucket())));
-    List<Ack> leftAcks = new ArrayList<>();
-    List<Ack> rightAcks = new ArrayList<>();
-    acks.forEach(ack -> (leftKeys.contains(ack.key) ? leftAcks : rightAcks).add(ack));
-    Flush leftHalf = flush.half(0, left);
-    Flush rightHalf = flush.half(1, right);
+  private void split(FlushJob job, Flush flush, List<Ack> acks, Promise<Void> done) {
+    FlushJob.Halves halves = job.split(flush, acks);
     Promise<Void> leftDone = Promise.promise();
     leftDone.future().onComplete(v -> {
-      if (write.abandoned) {
-        abandon(write, rightAcks, mayBeRecorded(), done);
+      if (job.leftToReplay()) {
+        abandon(job, halves.rightAcks(), mayBeRecorded(), done);
       } else {
-        attempt(write, rightHalf, rightAcks, 0, done);
+        attempt(job, halves.right(), halves.rightAcks(), 0, done);
       }
     });
     // the journal learns of the halves before either is attempted: a replay resolves them, not the parent
-    log.replaced(flush, List.of(leftHalf, rightHalf)).onComplete(recorded -> {
+    log.replaced(flush, List.of(halves.left(), halves.right())).onComplete(recorded -> {
       if (recorded.failed()) {
-        abandon(write, acks, mayBeRecorded(), done);
+        abandon(job, acks, mayBeRecorded(), done);
       } else {
-        attempt(write, leftHalf, leftAcks, 0, leftDone);
+        attempt(job, halves.left(), halves.leftAcks(), 0, leftDone);
       }
     });
   }
@@ -388,7 +368,7 @@ final class FlushWriter {
 
   /** Whether the flush committed can no longer be known (see {@link FlushSources}): 504 for its requests. */
   private void unknown(Flush flush, List<Ack> acks) {
-    sources.outcomeUnknown();
+    unknownFlushes++;
     LOG.atError().addKeyValue("event", "flush_outcome_unknown").addKeyValue("flush", flush.id().toString())
       .addKeyValue("rows", flush.rows().size()).addKeyValue("increments", flush.rows().stream()
         .mapToLong(FlushRow::delta).sum())
@@ -401,12 +381,17 @@ final class FlushWriter {
     }
   }
 
+  /** Flushes found outcome unknown (class comment of {@link FlushSources}, 4). */
+  long unknownFlushes() {
+    return unknownFlushes;
+  }
+
   /**
    * The journal could not record a step of the flush: nothing more of it is attempted in this run, and the replay
    * after a restart resolves what the journal holds. Its waiting requests are answered with {@code answer}.
    */
-  private static void abandon(Write write, List<Ack> acks, ApiError answer, Promise<Void> done) {
-    write.abandoned = true;
+  private static void abandon(FlushJob job, List<Ack> acks, ApiError answer, Promise<Void> done) {
+    job.leaveToReplay();
     for (Ack ack : acks) {
       ack.failed(answer);
     }
@@ -443,18 +428,18 @@ final class FlushWriter {
   /**
    * The store's answer on this writer's event loop, failed if it does not come within batching.writeTimeout plus a margin: the
    * store bounds each attempt itself and closes the connection it used; this is the backstop. The timer is a Vert.x
-   * timer of this loop, not {@code Future.timeout}, which on a future without a context fires on a global thread.
+   * timer of this loop ({@link Timers}), not {@code Future.timeout}, which on a future without a context fires on a global thread.
    */
   private <T> Future<T> onLoop(Future<T> answer) {
     if (answer.isComplete() && Thread.currentThread() == eventLoop) {
       return answer;
     }
     Promise<T> onLoop = Promise.promise();
-    long timer = vertx.setTimer(options.getWriteTimeoutMs() + BACKSTOP_MS, id -> onLoop.tryFail(
+    long timer = timers.schedule(options.getWriteTimeoutMs() + BACKSTOP_MS, () -> onLoop.tryFail(
       new TimeoutException("the store did not answer within " + (options.getWriteTimeoutMs() + BACKSTOP_MS) + " ms")));
     answer.onComplete(result -> {
       Runnable settle = () -> {
-        vertx.cancelTimer(timer);
+        timers.cancel(timer);
         if (result.succeeded()) {
           onLoop.tryComplete(result.result());
         } else {
@@ -471,7 +456,8 @@ final class FlushWriter {
   }
 
   /** An outage: the same step again after a backoff, never split, never dropped. */
-  private void retryLater(Flush flush, int attemptNo, Throwable cause, String step, Runnable again) {
+  private void retryLater(FlushJob job, Flush flush, int attemptNo, Throwable cause, String step, Runnable again) {
+    job.backingOff();
     // two writers meeting on a row lock is not an outage worth a readiness change, unless it keeps happening
     if (!Failures.isLockConflict(cause) || attemptNo >= 2) {
       setFailing(true);
@@ -488,7 +474,10 @@ final class FlushWriter {
     }
     LOG.warn("flush {} ({} rows) failed {}, retry {} in {} ms under the same id: {}", flush.id(), flush.rows().size(),
       step, attemptNo + 1, delay, cause.toString());
-    vertx.setTimer(delay, id -> again.run());
+    timers.schedule(delay, () -> {
+      job.backoffOver();
+      again.run();
+    });
   }
 
   /** Whether the last attempt failed for a reason other than a refused value (an outage). */

@@ -34,6 +34,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
+import java.util.function.LongConsumer;
 import java.util.stream.IntStream;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -108,6 +109,36 @@ class CoalescerTest {
     return new Increment(new CounterKey("likes", id), delta);
   }
 
+
+  @Test
+  @DisplayName("on virtual time: a pending delta is flushed once batching.maxDelay has passed on the clock, and an outage's retry waits for its backoff")
+  void onVirtualTime() {
+    VirtualTimers timers = new VirtualTimers();
+    GatewayConfig options = GatewayConfig.fromJson(config().put("batching", new JsonObject().put("maxDelay", "50ms")
+      .put("retryBackoff", "200ms").put("retryBackoffMax", "200ms")));
+    store.then(new Fail(ScriptedStore.connectionLost()));
+    Coalescer coalescer = onLoop(() -> {
+      Coalescer onTimers = new Coalescer(vertx, store, options, state, 0, () -> 0, timers::nanos, null, timers::millis,
+        FlushSources.TICK_MS, timers);
+      onTimers.start();
+      return onTimers;
+    });
+    onLoop(() -> coalescer.accept(increment("a", 1)));
+    LongConsumer move = ms -> onLoop(() -> {
+      timers.advance(ms);
+      return null;
+    });
+    move.accept(49);
+    assertThat(store.attempts).as("batching.maxDelay is not over").isEmpty();
+    move.accept(1);
+    assertThat(store.attempts).as("flushed, and failed").hasSize(1);
+    move.accept(99);
+    assertThat(store.attempts).as("the backoff is at least half of 200 ms").hasSize(1);
+    move.accept(101);
+    assertThat(store.attempts).hasSize(2);
+    assertThat(store.value("likes", "a")).isEqualTo(1);
+    assertThat(onLoop(coalescer::countersHeld)).isZero();
+  }
 
   @Test
   @DisplayName("a flush split down to its refused row, then 100 committing flushes: every id is new, every 200 counted")

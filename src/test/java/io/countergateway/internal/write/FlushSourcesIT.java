@@ -100,7 +100,7 @@ class FlushSourcesIT {
     for (int i = 0; i < 300; i++) {
       Flush flush = writer.flush(counter);
       flushes.add(flush);
-      assertThat(writer.call(() -> writer.writer().write(flush, acks(counter), List.of(), false))).isTrue();
+      assertThat(writer.call(() -> writer.writer().run(FlushJob.formed(flush, acks(counter), List.of(), -1, 0)))).isTrue();
     }
     String source = flushes.get(0).id().source();
     waitFor(() -> writer.ids(source) == 0);
@@ -133,8 +133,8 @@ class FlushSourcesIT {
 
     List<Ack> first = acks(counter);
     List<Ack> second = acks(counter);
-    assertThat(writer.call(() -> writer.writer().write(landed, first, List.of(), false))).isTrue();
-    assertThat(writer.call(() -> writer.writer().write(notYet, second, List.of(), false))).isTrue();
+    assertThat(writer.call(() -> writer.writer().run(FlushJob.formed(landed, first, List.of(), -1, 0)))).isTrue();
+    assertThat(writer.call(() -> writer.writer().run(FlushJob.formed(notYet, second, List.of(), -1, 0)))).isTrue();
     assertThat(first.get(0).future().succeeded()).isTrue();
     assertThat(second.get(0).future().succeeded()).isTrue();
     assertThat(writer.sum(counter)).isEqualTo(2);

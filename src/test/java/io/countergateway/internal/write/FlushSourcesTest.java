@@ -164,7 +164,7 @@ class FlushSourcesTest {
   }
 
   /** A flush of the live source, its row made, attempted once with {@code outcome}. */
-  private Flush attempted(FlushSources sources, FlushSources.Attempt outcome) {
+  private Flush attempted(FlushSources sources, FlushJob.Outcome outcome) {
     Flush flush = flush(on(sources::nextId));
     await(() -> sources.registered(flush.id()));
     await(() -> sources.beforeAttempt(flush));
@@ -176,7 +176,7 @@ class FlushSourcesTest {
   }
 
   private FlushSources.Route route(FlushSources sources, Flush flush) {
-    return await(() -> sources.route(flush));
+    return await(() -> sources.route(flush.id()));
   }
 
   @Test
@@ -198,21 +198,20 @@ class FlushSourcesTest {
   @DisplayName("a closed source: flushes whose ids it holds counted, the others go on under new ids of a fresh live source; the closed row goes once they are settled and forced")
   void closedSourceGoesOnUnderAFreshSource() {
     FlushSources sources = sources();
-    Flush committed = attempted(sources, FlushSources.Attempt.AMBIGUOUS);
-    Flush notCommitted = attempted(sources, FlushSources.Attempt.AMBIGUOUS);
+    Flush committed = attempted(sources, FlushJob.Outcome.SENT_ANSWER_LOST);
+    Flush notCommitted = attempted(sources, FlushJob.Outcome.SENT_ANSWER_LOST);
     String closed = committed.id().source();
     rows.put(closed, FlushSourceRow.CLOSED);
     committedIds.put(closed, Set.of(committed.id(), notCommitted.id().half(0)));
 
     await(() -> sources.found(closed));
-    assertThat(route(sources, committed).kind()).isEqualTo(FlushSources.Route.Kind.COMMITTED);
-    assertThat(route(sources, flush(notCommitted.id().half(0))).kind()).as("a committed half")
-      .isEqualTo(FlushSources.Route.Kind.COMMITTED);
-    FlushSources.Route movedOn = route(sources, notCommitted);
-    assertThat(movedOn.kind()).isEqualTo(FlushSources.Route.Kind.WRITE);
-    assertThat(movedOn.target().id().source()).isNotEqualTo(closed).endsWith("-0").isEqualTo(sources.liveSource());
-    assertThat(route(sources, notCommitted).target().id()).as("the same new id every time").isEqualTo(movedOn.target().id());
-    assertThat(on(sources::nextId).source()).as("flushes formed from now on").isEqualTo(sources.liveSource());
+    assertThat(route(sources, committed)).isEqualTo(FlushSources.Route.COMMITTED);
+    assertThat(route(sources, flush(notCommitted.id().half(0)))).as("a committed half")
+      .isEqualTo(FlushSources.Route.COMMITTED);
+    assertThat(route(sources, notCommitted)).isEqualTo(FlushSources.Route.NOT_COMMITTED);
+    FlushId movedOn = on(sources::nextId);
+    assertThat(movedOn.source()).as("its new id, and those of flushes formed from now on").isNotEqualTo(closed)
+      .endsWith("-0").isEqualTo(on(sources::liveSource));
     on(() -> {
       sources.settled(committed.id());
       return null;
@@ -220,38 +219,38 @@ class FlushSourcesTest {
     assertThat(deleted).as("a flush of it is open").isEmpty();
     on(() -> {
       sources.settled(notCommitted.id());
-      sources.settled(movedOn.target().id());
+      sources.settled(movedOn);
       return null;
     });
     assertThat(deleted).containsExactly(closed);
   }
 
   @Test
-  @DisplayName("a live source that vanished: a flush with an attempt of unknown outcome is outcome unknown, one without goes on")
+  @DisplayName("a live source that vanished: each of its flushes is routed as gone (its job decides what that means), and a fresh live source takes the flushes formed from now on")
   void vanishedLiveSource() {
     FlushSources sources = sources();
-    Flush ambiguous = attempted(sources, FlushSources.Attempt.AMBIGUOUS);
-    Flush failed = attempted(sources, FlushSources.Attempt.FAILED);
+    Flush ambiguous = attempted(sources, FlushJob.Outcome.SENT_ANSWER_LOST);
+    Flush failed = attempted(sources, FlushJob.Outcome.REFUSED);
     rows.remove(ambiguous.id().source());
     await(() -> sources.found(ambiguous.id().source()));
-    assertThat(route(sources, ambiguous).kind()).isEqualTo(FlushSources.Route.Kind.UNKNOWN);
-    assertThat(route(sources, failed).target().id().source()).isEqualTo(sources.liveSource())
-      .isNotEqualTo(failed.id().source());
+    assertThat(route(sources, ambiguous)).isEqualTo(FlushSources.Route.GONE);
+    assertThat(route(sources, failed)).isEqualTo(FlushSources.Route.GONE);
+    assertThat(on(sources::nextId).source()).isEqualTo(on(sources::liveSource)).isNotEqualTo(failed.id().source());
   }
 
   @Test
-  @DisplayName("a replayed flush of an earlier run's source that vanished, sent in that run, is outcome unknown, and its row is never made again")
+  @DisplayName("a replayed flush of an earlier run's source that vanished is routed as gone, and the source's row is never made again")
   void vanishedInheritedSource() {
     FlushSources sources = sources();
     Flush replayed = flush(FlushId.formed("old-0", 7));
     on(() -> {
-      sources.inherit(replayed.id(), true);
+      sources.inherit(replayed.id());
       return null;
     });
     await(() -> sources.registered(replayed.id()));
     assertThat(registered).as("an earlier run's row is never created").isEmpty();
     await(() -> sources.found("old-0"));
-    assertThat(route(sources, replayed).kind()).isEqualTo(FlushSources.Route.Kind.UNKNOWN);
+    assertThat(route(sources, replayed)).isEqualTo(FlushSources.Route.GONE);
   }
 
   @Test
@@ -262,8 +261,8 @@ class FlushSourcesTest {
     Promise<Void> force = Promise.promise();
     forceAnswer = force.future();
     on(() -> {
-      sources.inherit(FlushId.formed("old-0", 3), true);
-      sources.inherit(FlushId.formed("old-0", 4), true);
+      sources.inherit(FlushId.formed("old-0", 3));
+      sources.inherit(FlushId.formed("old-0", 4));
       sources.settled(FlushId.formed("old-0", 3));
       return null;
     });
@@ -282,7 +281,7 @@ class FlushSourcesTest {
   @DisplayName("a graceful stop deletes a live source with nothing open once the journal forced; a failed force keeps it")
   void retireNeedsTheForce() {
     FlushSources sources = sources();
-    Flush flush = attempted(sources, FlushSources.Attempt.WRITTEN);
+    Flush flush = attempted(sources, FlushJob.Outcome.COMMITTED);
     on(() -> {
       sources.settled(flush.id());
       return null;
@@ -292,8 +291,8 @@ class FlushSourcesTest {
     assertThat(deleted).as("the journal could not force its records").isEmpty();
 
     FlushSources next = sources();
-    Flush settled = attempted(next, FlushSources.Attempt.WRITTEN);
-    Flush open = attempted(next, FlushSources.Attempt.AMBIGUOUS);
+    Flush settled = attempted(next, FlushJob.Outcome.COMMITTED);
+    Flush open = attempted(next, FlushJob.Outcome.SENT_ANSWER_LOST);
     on(() -> {
       next.settled(settled.id());
       return null;
@@ -315,7 +314,7 @@ class FlushSourcesTest {
   @DisplayName("an advance waits for the source's attempts in flight, and an attempt that wants to go meanwhile waits for the advance")
   void advanceAndAttemptsNeverOverlap() {
     FlushSources sources = sources();
-    Flush first = attempted(sources, FlushSources.Attempt.WRITTEN);
+    Flush first = attempted(sources, FlushJob.Outcome.COMMITTED);
     on(() -> {
       sources.settled(first.id());
       return null;
@@ -328,7 +327,7 @@ class FlushSourcesTest {
     Flush third = flush(on(sources::nextId));
     Future<Void> next = on(() -> sources.beforeAttempt(third));
     on(() -> {
-      sources.attemptEnded(second, FlushSources.Attempt.WRITTEN);
+      sources.attemptEnded(second, FlushJob.Outcome.COMMITTED);
       sources.settled(second.id());
       return null;
     });
@@ -349,7 +348,7 @@ class FlushSourcesTest {
   @DisplayName("an idle source beats its heart when the clock says it is due, not before; a failed advance lets waiting attempts go")
   void heartbeatOnTheClock() {
     FlushSources sources = sources();
-    Flush flush = attempted(sources, FlushSources.Attempt.WRITTEN);
+    Flush flush = attempted(sources, FlushJob.Outcome.COMMITTED);
     on(() -> {
       sources.settled(flush.id());
       return null;
@@ -361,7 +360,7 @@ class FlushSourcesTest {
     on(() -> advanceAnswer.tryFail(new IllegalStateException("connection lost")));
     await(() -> waiting);
     on(() -> {
-      sources.attemptEnded(next, FlushSources.Attempt.FAILED);
+      sources.attemptEnded(next, FlushJob.Outcome.REFUSED);
       return null;
     });
     now.addAndGet(HEARTBEAT_MS - 1);
@@ -384,7 +383,7 @@ class FlushSourcesTest {
   @DisplayName("settled ids whose delete failed go with the source's next advance")
   void failedDeleteGoesWithTheNextAdvance() {
     FlushSources sources = sources();
-    Flush flush = attempted(sources, FlushSources.Attempt.WRITTEN);
+    Flush flush = attempted(sources, FlushJob.Outcome.COMMITTED);
     on(() -> {
       sources.settled(flush.id());
       return null;
@@ -402,7 +401,7 @@ class FlushSourcesTest {
   @DisplayName("an advance that finds its live source closed reads the row and mints a fresh live source")
   void closedWhileIdle() {
     FlushSources sources = sources();
-    Flush flush = attempted(sources, FlushSources.Attempt.WRITTEN);
+    Flush flush = attempted(sources, FlushJob.Outcome.COMMITTED);
     on(() -> {
       sources.settled(flush.id());
       return null;

@@ -1,0 +1,497 @@
+package io.countergateway.internal.write;
+
+import io.countergateway.config.BatchingOptions;
+import io.countergateway.config.GatewayConfig;
+import io.countergateway.internal.model.ApiError;
+import io.countergateway.internal.model.CounterKey;
+import io.countergateway.internal.runtime.GatewayState;
+import io.countergateway.internal.store.Flush;
+import io.countergateway.internal.store.FlushId;
+import io.countergateway.internal.store.FlushRow;
+import io.countergateway.internal.write.FlushJob.Attempt;
+import io.countergateway.internal.write.FlushJob.Outcome;
+import io.countergateway.internal.write.FlushJob.Phase;
+import io.countergateway.internal.write.FlushJob.Step;
+import io.countergateway.testing.EventLoop;
+import io.countergateway.testing.ScriptedStore;
+import io.countergateway.testing.ScriptedStore.Commit;
+import io.countergateway.testing.ScriptedStore.CommitThenLoseAnswer;
+import io.countergateway.testing.ScriptedStore.Fail;
+import io.countergateway.testing.ScriptedStore.FailBeforeSending;
+import io.countergateway.testing.ScriptedStore.Hold;
+import io.countergateway.testing.ScriptedStore.Meanwhile;
+import io.countergateway.testing.ScriptedStore.ReleaseThenFail;
+import io.vertx.core.Context;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * A flush's whole life on virtual time (src/DESIGN.md "Flush jobs"): every phase and every attempt outcome, driven by
+ * a scripted store that fails on cue and a journal that records (or refuses) each step. Nothing waits for real time:
+ * a backoff or a backstop passes when the test moves the timers.
+ */
+@DisplayName("A flush job, from formed to released")
+class FlushJobTest {
+  /** batching.writeTimeout plus the writer's backstop margin: an answer not back by then counts as lost. */
+  private static final long BACKSTOP_MS = 100 + 1_000;
+  /** batching.retryBackoff = retryBackoffMax: every backoff is between half of it and all of it. */
+  private static final long BACKOFF_MS = 100;
+  private static final long POSITION = 42;
+
+  private Vertx vertx;
+  private Context loop;
+  private ScriptedStore store;
+  private VirtualTimers timers;
+  private FlushSources sources;
+  private FlushWriter writer;
+  /** Every record the journal was asked for, in order, as "kind id". */
+  private final List<String> journal = new ArrayList<>();
+  private boolean journalFailed;
+  private boolean journalRefuses;
+  private boolean refuseReplaced;
+
+  private final FlushLog log = new FlushLog() {
+    @Override
+    public Future<Void> formed(Flush flush, List<CounterKey> zeroKeys) {
+      journal.add("formed " + flush.id());
+      return journalRefuses ? Future.failedFuture(new IllegalStateException("fsync failed")) : Future.succeededFuture();
+    }
+
+    @Override
+    public Future<Void> replaced(Flush parent, List<Flush> children) {
+      journal.add("replaced " + parent.id() + " by " + children.stream().map(child -> child.id().toString()).toList());
+      return refuseReplaced ? Future.failedFuture(new IllegalStateException("fsync failed")) : Future.succeededFuture();
+    }
+
+    @Override
+    public Future<Void> beforeSend(FlushId id) {
+      return Future.succeededFuture();
+    }
+
+    @Override
+    public void notSent(FlushId id) {
+      journal.add("notSent " + id);
+    }
+
+    @Override
+    public void settled(FlushId formed) {
+      journal.add("settled " + formed);
+    }
+
+    @Override
+    public Future<Void> force() {
+      return Future.succeededFuture();
+    }
+
+    @Override
+    public boolean failed() {
+      return journalFailed;
+    }
+  };
+
+  @BeforeEach
+  void setUp() {
+    vertx = Vertx.vertx();
+    loop = vertx.getOrCreateContext();
+    store = new ScriptedStore();
+    timers = new VirtualTimers();
+    BatchingOptions options = GatewayConfig.fromJson(new JsonObject()
+      .put("batching", new JsonObject().put("writeTimeout", "100ms").put("retryBackoff", BACKOFF_MS + "ms")
+        .put("retryBackoffMax", BACKOFF_MS + "ms"))
+      .put("namespaces", new JsonObject().put("likes", new JsonObject().put("slots", 2)))).getBatching();
+    on(() -> {
+      sources = new FlushSources(store, log, 0, 60_000, timers::millis, FlushSources.TICK_MS, timers);
+      // a retry moves every row to slot 0, as a new round of the coalescer's lane would move it to another slot
+      writer = new FlushWriter(vertx, store, sources, log, options, new GatewayState(),
+        flush -> flush.reslotted(row -> row.withSlot((short) 0)), () -> 0L, timers);
+      return null;
+    });
+  }
+
+  @AfterEach
+  void tearDown() throws Exception {
+    vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+  }
+
+  private <T> T on(Callable<T> work) {
+    return EventLoop.call(loop, work);
+  }
+
+  private void advance(long ms) {
+    on(() -> {
+      timers.advance(ms);
+      return null;
+    });
+  }
+
+  private static Ack ack(String id) {
+    return new Ack(new CounterKey("likes", id), 1, Long.MAX_VALUE);
+  }
+
+  private static Flush rows(FlushId id, String... ids) {
+    return new Flush(id, Arrays.stream(ids).map(row -> new FlushRow("likes", row, (short) 1, 1)).toList());
+  }
+
+  /** A flush of the live source holding journaled increments, as the coalescer forms it, with a request per row. */
+  private FlushJob formed(String... ids) {
+    Flush flush = rows(on(sources::nextId), ids);
+    return FlushJob.formed(flush, Arrays.stream(ids).map(FlushJobTest::ack).toList(), List.of(), POSITION, 0);
+  }
+
+  /** A flush of an earlier run's source, as a journal replay hands it over; the source's row is there. */
+  private FlushJob replayed(boolean mayHaveBeenSent, String... ids) {
+    store.sources.put("old-0", 0L);
+    return FlushJob.replayed(rows(FlushId.formed("old-0", 1), ids), mayHaveBeenSent, 0, 0);
+  }
+
+  private Future<Boolean> run(FlushJob job) {
+    return on(() -> writer.run(job));
+  }
+
+  private static Ack ackOf(FlushJob job, String counter) {
+    return job.acks().stream().filter(ack -> ack.key.id().equals(counter)).findFirst().orElseThrow();
+  }
+
+  private static ApiError failure(Ack ack) {
+    assertThat(ack.future().failed()).as("answered with an error").isTrue();
+    return (ApiError) ack.future().cause();
+  }
+
+  private static List<Outcome> outcomes(FlushJob job) {
+    return job.attempts().stream().map(Attempt::outcome).toList();
+  }
+
+  @Test
+  @DisplayName("a flush that commits at once: formed, recorded, attempting, settled, released; one attempt committed, its request answered, the journal told, its journal position let go")
+  void commitsAtOnce() {
+    FlushJob job = formed("a");
+    assertThat(ackOf(job, "a").state()).as("a timeout now answers 504, no longer withdraws it")
+      .isEqualTo(Ack.State.IN_FLIGHT);
+    Future<Boolean> released = run(job);
+
+    assertThat(released.result()).isTrue();
+    assertThat(job.history()).containsExactly(Phase.FORMED, Phase.RECORDED, Phase.ATTEMPTING, Phase.SETTLED,
+      Phase.RELEASED);
+    assertThat(job.attempts()).containsExactly(new Attempt(job.flush().id(), Step.WRITE, Outcome.COMMITTED));
+    assertThat(ackOf(job, "a").future().succeeded()).isTrue();
+    assertThat(store.value("likes", "a")).isEqualTo(1);
+    assertThat(journal).containsExactly("formed " + job.flush().id(), "settled " + job.flush().id());
+    assertThat(job.journalPosition()).as("released").isEqualTo(-1);
+    assertThat(store.registered).as("its source's row made before the attempt").hasSize(1);
+  }
+
+  @Test
+  @DisplayName("its source's row cannot be made: the job backs off while formed, and nothing is recorded or attempted until the row is there")
+  void sourceRowFirst() {
+    store.registrationsRefused = 1;
+    FlushJob job = formed("a");
+    Future<Boolean> released = run(job);
+    assertThat(job.phase()).isEqualTo(Phase.BACKING_OFF);
+    assertThat(journal).as("no journal record before the source's row").isEmpty();
+    assertThat(store.attempts).isEmpty();
+
+    advance(BACKOFF_MS);
+    assertThat(released.result()).isTrue();
+    assertThat(job.history()).containsExactly(Phase.FORMED, Phase.BACKING_OFF, Phase.FORMED, Phase.RECORDED,
+      Phase.ATTEMPTING, Phase.SETTLED, Phase.RELEASED);
+    assertThat(store.value("likes", "a")).isEqualTo(1);
+  }
+
+  @Test
+  @DisplayName("an outage backs off on the clock: nothing is tried again before the backoff is over, then the same id commits once")
+  void outageBacksOffOnTheClock() {
+    store.then(new Fail(ScriptedStore.connectionLost()));
+    FlushJob job = formed("a");
+    Future<Boolean> released = run(job);
+    assertThat(job.phase()).isEqualTo(Phase.BACKING_OFF);
+    assertThat(outcomes(job)).containsExactly(Outcome.SENT_ANSWER_LOST);
+
+    advance(BACKOFF_MS / 2 - 1);
+    assertThat(store.attempts).as("the backoff is not over").hasSize(1);
+    advance(BACKOFF_MS / 2 + 1);
+
+    assertThat(released.result()).isTrue();
+    assertThat(store.attempts).extracting(Flush::id).containsExactly(job.flush().id(), job.flush().id());
+    assertThat(job.history()).containsExactly(Phase.FORMED, Phase.RECORDED, Phase.ATTEMPTING, Phase.BACKING_OFF,
+      Phase.ATTEMPTING, Phase.SETTLED, Phase.RELEASED);
+    assertThat(outcomes(job)).containsExactly(Outcome.SENT_ANSWER_LOST, Outcome.COMMITTED);
+    assertThat(store.value("likes", "a")).isEqualTo(1);
+    assertThat(ackOf(job, "a").future().succeeded()).isTrue();
+  }
+
+  @Test
+  @DisplayName("an attempt whose answer never comes is given up at the backstop, on the clock, and counts as sent with its answer lost")
+  void backstopOnTheClock() {
+    store.then(new Hold());
+    FlushJob job = formed("a");
+    Future<Boolean> released = run(job);
+    advance(BACKSTOP_MS - 1);
+    assertThat(job.phase()).as("still waiting for the answer").isEqualTo(Phase.ATTEMPTING);
+    advance(1);
+    assertThat(job.phase()).isEqualTo(Phase.BACKING_OFF);
+    assertThat(outcomes(job)).containsExactly(Outcome.SENT_ANSWER_LOST);
+
+    advance(BACKOFF_MS);
+    assertThat(released.result()).isTrue();
+    assertThat(on(store::release)).as("the late first attempt reaches the database").isTrue();
+    assertThat(store.value("likes", "a")).as("its id makes one of the two a no-op").isEqualTo(1);
+  }
+
+  @Test
+  @DisplayName("a flush none of whose attempts was sent (connection refused), its source gone meanwhile, is written again under the live source and answered 200")
+  void neverSentIsRewritten() {
+    FlushJob job = formed("a");
+    FlushId own = job.flush().id();
+    store.then(new FailBeforeSending(ScriptedStore.connectionRefused()),
+      new FailBeforeSending(ScriptedStore.connectionRefused()),
+      new Meanwhile(() -> store.dropSource(own.source()), new Commit()));
+    Future<Boolean> released = run(job);
+    advance(BACKOFF_MS);
+    advance(BACKOFF_MS);
+
+    assertThat(released.result()).isTrue();
+    FlushId live = job.wentOnAs().get(own);
+    assertThat(live.source()).as("the live source").isEqualTo(on(sources::liveSource)).isNotEqualTo(own.source());
+    assertThat(job.attempts()).containsExactly(new Attempt(own, Step.WRITE, Outcome.NOT_SENT),
+      new Attempt(own, Step.WRITE, Outcome.NOT_SENT), new Attempt(own, Step.WRITE, Outcome.REFUSED),
+      new Attempt(live, Step.WRITE, Outcome.COMMITTED));
+    assertThat(journal).containsExactly("formed " + own, "notSent " + own, "notSent " + own,
+      "replaced " + own + " by [" + live + "]", "settled " + own);
+    assertThat(store.committedIds).containsExactly(live.toString());
+    assertThat(store.value("likes", "a")).isEqualTo(1);
+    assertThat(ackOf(job, "a").future().succeeded()).isTrue();
+    assertThat(on(writer::unknownFlushes)).isZero();
+  }
+
+  @Test
+  @DisplayName("a flush sent whose answer was lost, then refused at connect, its source gone meanwhile, is outcome unknown: 504, never written again, counted once")
+  void sentAndLostIsOutcomeUnknown() {
+    FlushJob job = formed("a");
+    FlushId own = job.flush().id();
+    store.then(new CommitThenLoseAnswer(), new FailBeforeSending(ScriptedStore.connectionRefused()),
+      new Meanwhile(() -> store.dropSource(own.source()), new Commit()));
+    Future<Boolean> released = run(job);
+    advance(BACKOFF_MS);
+    advance(BACKOFF_MS);
+
+    assertThat(released.result()).as("answered: nothing more to do with it").isTrue();
+    assertThat(outcomes(job)).containsExactly(Outcome.SENT_ANSWER_LOST, Outcome.NOT_SENT, Outcome.REFUSED);
+    assertThat(job.wentOnAs()).as("never written again").isEmpty();
+    assertThat(failure(ackOf(job, "a")).status()).isEqualTo(504);
+    assertThat(failure(ackOf(job, "a")).code()).isEqualTo("outcome_unknown");
+    assertThat(store.value("likes", "a")).as("the lost answer's commit, once").isEqualTo(1);
+    assertThat(on(writer::unknownFlushes)).isEqualTo(1);
+  }
+
+  @Test
+  @DisplayName("a source closed while its flushes were retried: the one whose id it holds is answered as committed, the other goes on once under the live source, always under the same new id")
+  void closedSourceResolvedByIds() {
+    FlushJob landed = formed("landed");
+    FlushJob lost = formed("lost");
+    String source = landed.flush().id().source();
+    store.then(new CommitThenLoseAnswer(), new Fail(ScriptedStore.connectionLost()));
+    Future<Boolean> one = run(landed);
+    Future<Boolean> two = run(lost);
+    store.then(new Meanwhile(() -> store.closeSource(source), new Commit()));
+    advance(BACKOFF_MS);
+
+    assertThat(one.result()).isTrue();
+    assertThat(two.result()).isTrue();
+    assertThat(ackOf(landed, "landed").future().succeeded()).isTrue();
+    assertThat(ackOf(lost, "lost").future().succeeded()).isTrue();
+    assertThat(landed.wentOnAs()).as("its id was among the closed source's").isEmpty();
+    assertThat(lost.wentOnAs()).containsOnlyKeys(lost.flush().id());
+    assertThat(store.value("likes", "landed")).isEqualTo(1);
+    assertThat(store.value("likes", "lost")).isEqualTo(1);
+    assertThat(store.committedIds).contains(lost.wentOnAs().get(lost.flush().id()).toString());
+  }
+
+  @Test
+  @DisplayName("a refused value: the id is voided, the flush split, the refused row answered 422 and the other written; a late copy of the first attempt then writes nothing")
+  void refusedValueVoidsAndSplits() {
+    // the first attempt (slot 1) is held past the backstop; its retry on slot 0 overflows "full"
+    store.then(new Hold()).refuseRows(row -> row.id().equals("full") && row.slot() == 0);
+    FlushJob job = formed("full", "other");
+    FlushId own = job.flush().id();
+    Future<Boolean> released = run(job);
+    advance(BACKSTOP_MS);
+    advance(BACKOFF_MS);
+
+    assertThat(released.result()).isTrue();
+    assertThat(job.splits()).containsExactly(own);
+    assertThat(job.voids()).containsExactly(own, own.half(0));
+    assertThat(job.attempts()).containsExactly(new Attempt(own, Step.WRITE, Outcome.SENT_ANSWER_LOST),
+      new Attempt(own, Step.WRITE, Outcome.REFUSED), new Attempt(own, Step.VOID, Outcome.COMMITTED),
+      new Attempt(own.half(0), Step.WRITE, Outcome.REFUSED), new Attempt(own.half(0), Step.VOID, Outcome.COMMITTED),
+      new Attempt(own.half(1), Step.WRITE, Outcome.COMMITTED));
+    assertThat(failure(ackOf(job, "full")).status()).isEqualTo(422);
+    assertThat(ackOf(job, "other").future().succeeded()).isTrue();
+    assertThat(journal).contains("replaced " + own + " by [" + own.half(0) + ", " + own.half(1) + "]");
+
+    // now the held first attempt reaches the store, under the original id, on slot 1 where nothing overflows
+    assertThat(on(store::release)).isTrue();
+    assertThat(store.value("likes", "other")).as("the answered 200, counted once").isEqualTo(1);
+    assertThat(store.value("likes", "full")).as("the answered 422, not counted").isZero();
+  }
+
+  @Test
+  @DisplayName("a single refused row and a late copy of its first attempt: the 422 stays true")
+  void refusedRowThenLateFirstAttempt() {
+    store.then(new Hold()).refuseRows(row -> row.id().equals("full") && row.slot() == 0);
+    FlushJob job = formed("full");
+    run(job);
+    advance(BACKSTOP_MS);
+    advance(BACKOFF_MS);
+    assertThat(failure(ackOf(job, "full")).status()).isEqualTo(422);
+    assertThat(job.phase()).isEqualTo(Phase.RELEASED);
+
+    assertThat(on(store::release)).isTrue();
+    assertThat(store.value("likes", "full")).as("answered 422: not counted").isZero();
+  }
+
+  @Test
+  @DisplayName("a late copy that committed the flush whole before the void: every request is answered as committed, counted once, nothing split")
+  void lateCopyCommittedFirst() {
+    // the held first attempt lands (on slot 1) right before the retry (on slot 0) is refused
+    store.then(new Hold(), new ReleaseThenFail(ScriptedStore.sqlState("22003")));
+    FlushJob job = formed("full", "other");
+    run(job);
+    advance(BACKSTOP_MS);
+    advance(BACKOFF_MS);
+
+    assertThat(ackOf(job, "full").future().succeeded()).isTrue();
+    assertThat(ackOf(job, "other").future().succeeded()).isTrue();
+    assertThat(store.value("likes", "full") + store.value("likes", "other")).isEqualTo(2);
+    assertThat(job.splits()).isEmpty();
+    assertThat(job.voids()).as("the void found it committed").isEmpty();
+    assertThat(job.attempts()).extracting(Attempt::step).containsExactly(Step.WRITE, Step.WRITE, Step.VOID);
+  }
+
+  @Test
+  @DisplayName("the journal cannot record the flush: left to the replay, never attempted, its request answered 504, its journal position kept")
+  void journalRefusesTheRecord() {
+    journalRefuses = true;
+    FlushJob job = formed("a");
+    Future<Boolean> released = run(job);
+
+    assertThat(released.result()).isFalse();
+    assertThat(job.history()).containsExactly(Phase.FORMED, Phase.LEFT_TO_REPLAY);
+    assertThat(store.attempts).isEmpty();
+    assertThat(failure(ackOf(job, "a")).status()).isEqualTo(504);
+    assertThat(job.journalPosition()).isEqualTo(POSITION);
+    assertThat(journal).as("never settled: the replay resolves it").containsExactly("formed " + job.flush().id());
+  }
+
+  @Test
+  @DisplayName("the journal had failed before the flush was formed: its request is answered 503 journal_unavailable, nothing is attempted")
+  void journalFailedBefore() {
+    journalFailed = true;
+    FlushJob job = formed("a");
+    assertThat(run(job).result()).isFalse();
+    assertThat(job.phase()).isEqualTo(Phase.LEFT_TO_REPLAY);
+    assertThat(failure(ackOf(job, "a")).status()).isEqualTo(503);
+    assertThat(failure(ackOf(job, "a")).code()).isEqualTo("journal_unavailable");
+    assertThat(store.attempts).isEmpty();
+  }
+
+  @Test
+  @DisplayName("the journal cannot record a split's halves: nothing of them is attempted, the job is left to the replay and every request of it answered 504")
+  void journalRefusesTheHalves() {
+    refuseReplaced = true;
+    store.refuseRows(row -> row.id().equals("full"));
+    FlushJob job = formed("full", "other");
+    assertThat(run(job).result()).isFalse();
+
+    assertThat(job.phase()).isEqualTo(Phase.LEFT_TO_REPLAY);
+    assertThat(job.voids()).containsExactly(job.flush().id());
+    assertThat(store.attempts).as("no half attempted").hasSize(1);
+    assertThat(failure(ackOf(job, "full")).status()).isEqualTo(504);
+    assertThat(failure(ackOf(job, "other")).status()).isEqualTo(504);
+    assertThat(job.journalPosition()).isEqualTo(POSITION);
+  }
+
+  @Test
+  @DisplayName("a replayed flush found committed is not written again; one found voided (a split cut short by a crash) is split again under the same half ids")
+  void replayedFlushes() {
+    FlushJob committed = replayed(true, "a", "b");
+    on(() -> store.write(committed.flush()));
+    assertThat(run(committed).result()).isTrue();
+    assertThat(committed.history()).startsWith(Phase.RECORDED);
+    assertThat(store.committedIds).containsExactly("old-0:1");
+
+    store.committedIds.clear();
+    store.idTable.put("old-0:1", true);
+    FlushJob voided = replayed(true, "a", "b");
+    assertThat(run(voided).result()).isTrue();
+    assertThat(store.committedIds).containsExactlyInAnyOrder("old-0:1.0", "old-0:1.1");
+    assertThat(voided.splits()).containsExactly(voided.flush().id());
+  }
+
+  @Test
+  @DisplayName("a replayed flush whose source vanished: written under the live source if the journal says it was never sent, outcome unknown if it may have been")
+  void replayedFlushOfAGoneSource() {
+    FlushJob neverSent = replayed(false, "a");
+    store.dropSource("old-0");
+    assertThat(run(neverSent).result()).isTrue();
+    assertThat(neverSent.wentOnAs()).containsOnlyKeys(neverSent.flush().id());
+    assertThat(store.value("likes", "a")).isEqualTo(1);
+
+    FlushJob maybeSent = FlushJob.replayed(rows(FlushId.formed("old-1", 1), "b"), true, 0, 0);
+    assertThat(run(maybeSent).result()).isTrue();
+    assertThat(maybeSent.wentOnAs()).isEmpty();
+    assertThat(store.value("likes", "b")).isZero();
+    assertThat(on(writer::unknownFlushes)).isEqualTo(1);
+  }
+
+  @Test
+  @DisplayName("every transition outside formed → recorded → attempting ⇄ backing off → settled → released (or left to the replay) throws")
+  void illegalTransitionsThrow() {
+    FlushJob job = FlushJob.formed(rows(FlushId.formed("s-0", 0), "a"), List.of(), List.of(), -1, 0);
+    assertThatThrownBy(job::settled).isInstanceOf(IllegalStateException.class);
+    assertThatThrownBy(job::attempting).isInstanceOf(IllegalStateException.class);
+    assertThatThrownBy(() -> job.attemptEnded(job.flush().id(), Step.WRITE, Outcome.COMMITTED))
+      .as("no attempt before it is recorded").isInstanceOf(IllegalStateException.class);
+    assertThatThrownBy(job::backoffOver).isInstanceOf(IllegalStateException.class);
+
+    job.backingOff();
+    assertThatThrownBy(job::attempting).as("a backoff goes back where it came from").isInstanceOf(IllegalStateException.class);
+    job.backoffOver();
+    assertThat(job.phase()).isEqualTo(Phase.FORMED);
+    job.recorded();
+    assertThatThrownBy(job::recorded).isInstanceOf(IllegalStateException.class);
+    job.attempting();
+    job.attempting();
+    assertThat(job.phase()).as("attempting again is staying").isEqualTo(Phase.ATTEMPTING);
+    job.settled();
+    assertThatThrownBy(job::attempting).isInstanceOf(IllegalStateException.class);
+    assertThatThrownBy(job::leaveToReplay).isInstanceOf(IllegalStateException.class);
+    on(() -> {
+      job.release(FlushLog.NONE, sources);
+      return null;
+    });
+    assertThatThrownBy(() -> on(() -> {
+      job.release(FlushLog.NONE, sources);
+      return null;
+    })).isInstanceOf(IllegalStateException.class);
+
+    FlushJob left = FlushJob.formed(rows(FlushId.formed("s-0", 1), "a"), List.of(), List.of(), 3, 0);
+    left.leaveToReplay();
+    assertThatThrownBy(left::recorded).isInstanceOf(IllegalStateException.class);
+    assertThatThrownBy(left::settled).isInstanceOf(IllegalStateException.class);
+    assertThat(left.journalPosition()).isEqualTo(3);
+  }
+}
