@@ -81,7 +81,12 @@ final class ConnectionGuard {
     int seconds = keepAliveSeconds(limits);
     this.keptAliveNanos = TimeUnit.MILLISECONDS.toNanos(Math.max(shorterDeadlineMs(limits),
       TimeUnit.SECONDS.toMillis(seconds + 2)));
-    this.keepAlive = "timeout=" + seconds;
+    this.keepAlive = keepAlive(limits);
+  }
+
+  /** The value of the {@code Keep-Alive} header every HTTP/1.x answer carries. */
+  static String keepAlive(LimitsOptions limits) {
+    return "timeout=" + keepAliveSeconds(limits);
   }
 
   /**
