@@ -2,6 +2,7 @@ package io.countergateway.contract;
 
 import io.countergateway.CounterClient;
 import io.countergateway.CounterException;
+import io.countergateway.testing.Eventually;
 import io.countergateway.testing.GatewayFixture;
 import io.vertx.core.eventbus.ReplyException;
 import io.vertx.core.Future;
@@ -134,7 +135,7 @@ abstract class GatewayContractTest {
       .sendJsonObject(new JsonObject().put("delta", 5)));
     assertThat(accepted.statusCode()).isEqualTo(202);
     assertThat(accepted.bodyAsJsonObject().getString("ack")).isEqualTo("accepted");
-    assertThat(eventually(() -> await(fixture.sumInTable("likes", id)), 6L)).isEqualTo(6L);
+    assertThat(Eventually.value(() -> await(fixture.sumInTable("likes", id)), 6L)).isEqualTo(6L);
   }
 
   @Test
@@ -194,7 +195,7 @@ abstract class GatewayContractTest {
     assertThat(refused.statusCode()).isEqualTo(404);
     assertThat(refused.bodyAsJsonObject().getString("error")).isEqualTo("unknown_namespace");
 
-    assertThat(eventually(() -> await(fixture.sumInTable("pageviews", id)), 3L)).isEqualTo(3L);
+    assertThat(Eventually.value(() -> await(fixture.sumInTable("pageviews", id)), 3L)).isEqualTo(3L);
     assertThat(await(fixture.sumInTable("likes", id))).isZero();
   }
 
@@ -245,16 +246,6 @@ abstract class GatewayContractTest {
     assertThat(ready.statusCode()).isEqualTo(200);
     assertThat(ready.bodyAsJsonObject().getString("status")).isEqualTo("ready");
   }
-
-  static <T> T eventually(java.util.function.Supplier<T> probe, T expected) throws InterruptedException {
-    T value = probe.get();
-    for (int i = 0; i < 100 && !expected.equals(value); i++) {
-      Thread.sleep(50);
-      value = probe.get();
-    }
-    return value;
-  }
-
 
   /** A request that must be refused: method, path, body, expected status, error code and field. */
   record Refusal(String method, String path, String body, int status, String error, String field) {
@@ -339,7 +330,7 @@ abstract class GatewayContractTest {
     for (int i = 0; i < 10; i++) {
       client.incrementAccepted("likes", id, 1);
     }
-    assertThat(eventually(() -> await(fixture.sumInTable("likes", id)), 40L)).isEqualTo(40L);
+    assertThat(Eventually.value(() -> await(fixture.sumInTable("likes", id)), 40L)).isEqualTo(40L);
     assertThat(await(client.get("likes", id))).isEqualTo(40L);
     assertThat(await(client.get("likes", List.of(id, "never")))).containsEntry(id, 40L).containsEntry("never", 0L);
   }
@@ -454,6 +445,6 @@ abstract class GatewayContractTest {
     assertThat(badAck.statusCode()).isEqualTo(400);
     assertThat(badAck.bodyAsJsonObject().getString("field")).isEqualTo("ack");
 
-    assertThat(eventually(() -> await(fixture.sumInTable("likes", id)), 6L)).isEqualTo(6L);
+    assertThat(Eventually.value(() -> await(fixture.sumInTable("likes", id)), 6L)).isEqualTo(6L);
   }
 }

@@ -2,6 +2,7 @@ package io.countergateway.frontdoor;
 
 import io.countergateway.internal.beacon.ReservedIds;
 import io.countergateway.internal.model.PageIds;
+import io.countergateway.testing.Eventually;
 import io.countergateway.testing.GatewayFixture;
 import io.countergateway.testing.HeadlessChromium;
 import io.countergateway.testing.TestDatabases;
@@ -24,7 +25,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.function.Supplier;
 
 import static io.countergateway.testing.GatewayFixture.await;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -135,7 +135,7 @@ class BrowserBeaconIT {
   /** Loads the page, waits for {@code expected} in the table, leaves the page, and returns the count a moment later. */
   long countAfterLoading(String url, String id, long expected) {
     browser.get(url);
-    eventually(() -> await(fixture.sumInTable("pageviews", id)), expected);
+    Eventually.value(() -> await(fixture.sumInTable("pageviews", id)), expected);
     browser.get("about:blank"); // an unload: a beacon sent twice would show now
     FrontDoorContractTest.pause(300);
     return await(fixture.sumInTable("pageviews", id));
@@ -247,7 +247,7 @@ class BrowserBeaconIT {
     script.append("setTimeout(() => { new Image(1, 1).src = '").append(beaconUrl("pageviews", sentinel))
       .append("?format=gif'; }, 200);</script>");
     browser.get(page(strangerOrigin, "/stranger/" + id, script.toString()));
-    assertThat(eventually(() -> await(fixture.sumInTable("pageviews", sentinel)), 1L)).isEqualTo(1L);
+    assertThat(Eventually.value(() -> await(fixture.sumInTable("pageviews", sentinel)), 1L)).isEqualTo(1L);
     FrontDoorContractTest.pause(300);
     assertThat(await(fixture.sumInTable("pageviews", id))).isZero();
   }
@@ -258,13 +258,9 @@ class BrowserBeaconIT {
     String id = unique("headless");
     browser.get(page(pageOrigin, "/guarded/" + id, "<script src=\"" + gateway
       + "/v1/beacon.js\" data-namespace=\"guarded\" data-id=\"" + id + "\"></script>"));
-    assertThat(eventually(() -> FrontDoorContractTest.dropCount(
+    assertThat(Eventually.value(() -> FrontDoorContractTest.dropCount(
       await(fixture.http.get("/metrics").send()).bodyAsString(), "guarded", "headless_browser"), 1.0)).isEqualTo(1.0);
     assertThat(await(fixture.sumInTable("guarded", id))).isZero();
     assertThat(pageErrors()).isEmpty();
-  }
-
-  static <T> T eventually(Supplier<T> probe, T expected) {
-    return FrontDoorContractTest.eventually(probe, expected);
   }
 }

@@ -1,5 +1,6 @@
 package io.countergateway.frontdoor;
 
+import io.countergateway.testing.Eventually;
 import io.countergateway.testing.GatewayFixture;
 import io.vertx.core.MultiMap;
 import io.vertx.core.buffer.Buffer;
@@ -19,7 +20,6 @@ import org.junit.jupiter.api.TestInstance;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
-import java.util.function.Supplier;
 
 import static io.countergateway.testing.GatewayFixture.await;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -242,7 +242,7 @@ abstract class FrontDoorContractTest {
         assertThat(refused.bodyAsJsonObject().getString("error")).isEqualTo("origin_not_allowed");
         assertThat(refused.getHeader("Access-Control-Allow-Origin")).isNull();
       }
-      assertThat(eventually(() -> await(fixture.sumInTable("docs", id)), 2L)).isEqualTo(2L);
+      assertThat(Eventually.value(() -> await(fixture.sumInTable("docs", id)), 2L)).isEqualTo(2L);
       assertThat(await(fixture.sumInTable("docs", id + "-refused"))).isZero();
     }
   }
@@ -269,10 +269,10 @@ abstract class FrontDoorContractTest {
     assertThat(await(fixture.http.get("/v1/beacon/docs/" + id + "!!%20").send()).statusCode()).isEqualTo(204);
     assertThat(await(fixture.http.get("/v1/beacon/docs/" + id + "%").send()).statusCode()).isEqualTo(204);
 
-    assertThat(eventually(() -> await(fixture.sumInTable("docs", id)), 2L)).isEqualTo(2L);
-    assertThat(eventually(() -> await(fixture.sumInTable("docs", id + "-z")), 1L)).isEqualTo(1L);
-    assertThat(eventually(() -> await(fixture.sumInTable("docs", id + "!! ")), 1L)).isEqualTo(1L);
-    assertThat(eventually(() -> await(fixture.sumInTable("docs", id + "%")), 1L)).isEqualTo(1L);
+    assertThat(Eventually.value(() -> await(fixture.sumInTable("docs", id)), 2L)).isEqualTo(2L);
+    assertThat(Eventually.value(() -> await(fixture.sumInTable("docs", id + "-z")), 1L)).isEqualTo(1L);
+    assertThat(Eventually.value(() -> await(fixture.sumInTable("docs", id + "!! ")), 1L)).isEqualTo(1L);
+    assertThat(Eventually.value(() -> await(fixture.sumInTable("docs", id + "%")), 1L)).isEqualTo(1L);
   }
 
   @Test
@@ -293,7 +293,7 @@ abstract class FrontDoorContractTest {
       .sendBuffer(Buffer.buffer(new byte[65_537])));
     assertThat(tooLarge.statusCode()).isEqualTo(413);
     assertThat(tooLarge.bodyAsJsonObject().getString("error")).isEqualTo("body_too_large");
-    assertThat(eventually(() -> await(fixture.sumInTable("docs", id)), 6L)).isEqualTo(6L);
+    assertThat(Eventually.value(() -> await(fixture.sumInTable("docs", id)), 6L)).isEqualTo(6L);
     pause(200);
     assertThat(await(fixture.sumInTable("docs", id))).isEqualTo(6L);
   }
@@ -324,8 +324,8 @@ abstract class FrontDoorContractTest {
     assertThat(await(fixture.http.get("/v1/beacon/docs/" + id).putHeader("User-Agent", GOOGLEBOT).send()).statusCode())
       .isEqualTo(204);
 
-    assertThat(eventually(() -> await(fixture.sumInTable("pageviews", id)), 1L)).isEqualTo(1L);
-    assertThat(eventually(() -> await(fixture.sumInTable("docs", id)), 1L)).isEqualTo(1L);
+    assertThat(Eventually.value(() -> await(fixture.sumInTable("pageviews", id)), 1L)).isEqualTo(1L);
+    assertThat(Eventually.value(() -> await(fixture.sumInTable("docs", id)), 1L)).isEqualTo(1L);
     pause(200);
     assertThat(await(fixture.sumInTable("pageviews", id))).isEqualTo(1L);
 
@@ -344,15 +344,6 @@ abstract class FrontDoorContractTest {
     String series = "gateway_beacons_dropped_total{namespace=\"" + namespace + "\",reason=\"" + reason + "\"} ";
     return metrics.lines().filter(line -> line.startsWith(series)).mapToDouble(line ->
       Double.parseDouble(line.substring(series.length()).strip())).findFirst().orElse(-1);
-  }
-
-  static <T> T eventually(Supplier<T> probe, T expected) {
-    T value = probe.get();
-    for (int i = 0; i < 100 && !expected.equals(value); i++) {
-      pause(50);
-      value = probe.get();
-    }
-    return value;
   }
 
   static void pause(long millis) {

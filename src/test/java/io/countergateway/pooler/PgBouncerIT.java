@@ -1,5 +1,6 @@
 package io.countergateway.pooler;
 
+import io.countergateway.testing.Eventually;
 import io.countergateway.testing.GatewayFixture;
 import io.countergateway.testing.PgBouncer;
 import io.countergateway.testing.TestDatabases;
@@ -16,7 +17,6 @@ import org.junit.jupiter.params.provider.ValueSource;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
-import java.util.concurrent.TimeUnit;
 
 import static io.countergateway.testing.GatewayFixture.await;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -61,7 +61,7 @@ class PgBouncerIT {
         .sendJsonObject(new JsonObject().put("delta", 5)));
       assertThat(accepted.statusCode()).isEqualTo(202);
       long committedAndAccepted = 2L * COMMITS + 5;
-      assertThat(eventually(() -> await(fixture.sumInTable("likes", id)), committedAndAccepted))
+      assertThat(Eventually.value(() -> await(fixture.sumInTable("likes", id)), committedAndAccepted))
         .isEqualTo(committedAndAccepted);
     }
   }
@@ -119,15 +119,5 @@ class PgBouncerIT {
         .hasMessageContaining("pool_mode = session")
         .hasMessageNotContaining("\n");
     }
-  }
-
-  private static <T> T eventually(java.util.function.Supplier<T> probe, T expected) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-    T value = probe.get();
-    while (!expected.equals(value) && System.nanoTime() < deadline) {
-      Thread.sleep(50);
-      value = probe.get();
-    }
-    return value;
   }
 }

@@ -2,6 +2,8 @@ package io.countergateway.testing;
 
 import io.countergateway.Gateway;
 import io.countergateway.config.GatewayConfig;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.vertx.core.Future;
@@ -32,21 +34,37 @@ import java.util.concurrent.TimeUnit;
  * check what actually landed in the table (never the gateway's own read path).
  */
 public final class GatewayFixture implements AutoCloseable {
+  /** How long a test's client reuses an idle connection; see {@link #clientOptions()}. */
+  public static final int CLIENT_KEEP_ALIVE_SECONDS = 3;
+
   public final Vertx vertx;
   public final Gateway gateway;
   public final WebClient http;
+  /** The gateway's meters. */
+  public final MeterRegistry registry;
   public final String table;
   private final Pool sql;
   private final boolean postgres;
 
-  private GatewayFixture(Vertx vertx, Gateway gateway, Pool sql, String table, boolean postgres) {
+  private GatewayFixture(Vertx vertx, Gateway gateway, MeterRegistry registry, Pool sql, String table,
+                         boolean postgres) {
     this.vertx = vertx;
     this.gateway = gateway;
+    this.registry = registry;
     this.sql = sql;
     this.table = table;
     this.postgres = postgres;
-    this.http = WebClient.create(vertx, new WebClientOptions().setDefaultHost("127.0.0.1")
-      .setDefaultPort(gateway.port()).setKeepAlive(true), new PoolOptions().setHttp1MaxSize(64));
+    this.http = WebClient.create(vertx, clientOptions().setDefaultHost("127.0.0.1").setDefaultPort(gateway.port()),
+      new PoolOptions().setHttp1MaxSize(64));
+  }
+
+  /**
+   * Options for a test's web client of a gateway: connections kept alive at most {@link #CLIENT_KEEP_ALIVE_SECONDS}
+   * idle, below the {@code Keep-Alive: timeout} the gateway announces by default (5 s), so that no test sends on a
+   * connection the gateway is closing (Vert.x's client also takes the announced timeout from each answer).
+   */
+  public static WebClientOptions clientOptions() {
+    return new WebClientOptions().setKeepAlive(true).setKeepAliveTimeout(CLIENT_KEEP_ALIVE_SECONDS);
   }
 
   /**
@@ -83,7 +101,8 @@ public final class GatewayFixture implements AutoCloseable {
   public static GatewayFixture start(JsonObject rawConfig, Clock clock) {
     GatewayConfig config = GatewayConfig.fromJson(rawConfig);
     Vertx vertx = Vertx.vertx();
-    Gateway gateway = await(Gateway.start(vertx, config, new PrometheusMeterRegistry(PrometheusConfig.DEFAULT), clock));
+    MeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    Gateway gateway = await(Gateway.start(vertx, config, registry, clock));
     JsonObject db = rawConfig.getJsonObject("database");
     boolean postgres = !"mysql".equals(db.getString("kind"));
     Pool sql = postgres
@@ -93,7 +112,16 @@ public final class GatewayFixture implements AutoCloseable {
       : MySQLBuilder.pool().connectingTo(new MySQLConnectOptions().setHost(db.getString("host")).setPort(db.getInteger("port"))
         .setDatabase(db.getString("name")).setUser(db.getString("user")).setPassword(db.getString("password", "")))
         .using(vertx).build();
-    return new GatewayFixture(vertx, gateway, sql, config.getDatabase().getTable(), postgres);
+    return new GatewayFixture(vertx, gateway, registry, sql, config.getDatabase().getTable(), postgres);
+  }
+
+  /**
+   * Increments the gateway has taken so far (every verticle's): one answered 202/204 is counted here before its
+   * answer, so a test that reads it unchanged knows nothing was taken that a later flush could write.
+   */
+  public double incrementsTaken() {
+    return registry.find("gateway.increments.taken").functionCounters().stream()
+      .mapToDouble(FunctionCounter::count).sum();
   }
 
   /** SUM(count) over the counter's slots, straight from the table. */

@@ -1,18 +1,22 @@
 package io.countergateway.internal.http;
 
+import io.countergateway.config.LimitsOptions;
 import io.countergateway.config.TrustedProxies;
 import io.countergateway.internal.model.ClientNetworks;
+import io.countergateway.internal.time.Timers;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.ChannelOutboundBuffer;
 import io.vertx.core.Handler;
-import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpConnection;
+import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.http.HttpServerRequest;
+import io.vertx.core.http.HttpVersion;
 import io.vertx.core.net.SocketAddress;
 
 import java.util.IdentityHashMap;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 
 /**
  * One ingest verticle's share of the connection limits (src/DESIGN.md §10): a new connection over
@@ -26,15 +30,28 @@ import java.util.Map;
  * full: megabytes unread) at two checks a deadline apart end the connection, as a slow reader taking a kilobyte every
  * two seconds of a pipelined stream of answers otherwise held it for ever, and the answers' memory with it.
  *
- * <p>The deadlines are checked by one timer per connection: when it fires and no request arrived since it was set and
- * none is in progress, the connection is closed; so an idle connection is closed between one and two deadlines after
- * its last request. Confined to the verticle's event loop, where Vert.x calls both of its handlers.
+ * <p><b>Kept-alive connections</b> are closed only once idle well past what every HTTP/1.x answer announces:
+ * {@code Keep-Alive: timeout=N} tells the client to stop reusing the connection after N seconds idle, N half the
+ * shorter of {@code limits.headerTimeout} and {@code limits.idleTimeout} (whole seconds, at least 1), and the gateway
+ * closes it no sooner than that deadline, nor than N + 2 s: a client may look at its connections' expiry only once a
+ * second (Vert.x's pool does), and its request then takes a while to arrive. A client that honours the header never
+ * sends a request on a connection the gateway is closing (the race that ends in "connection was closed" on a reused
+ * connection).
+ *
+ * <p>The deadlines are checked by one timer per connection, every {@code limits.headerTimeout}: a look that finds a
+ * request arrived since the last one or in progress marks the connection active; one that finds it quiet since the
+ * mark for the deadline closes it. So a connection is closed between one deadline and one deadline plus two periods
+ * after its last answer, never sooner. Confined to the verticle's event loop, where Vert.x calls both of its handlers.
  */
 final class ConnectionGuard {
-  private final Vertx vertx;
+  private final Timers timers;
   private final EdgeLimits edge;
   private final TrustedProxies trusted;
   private final long headerTimeoutMs;
+  /** Idle (no request in progress, none arrived) for this long, a connection that has served requests is closed. */
+  private final long keptAliveNanos;
+  /** What every HTTP/1.x answer says of it: {@code timeout=N}, N whole seconds well below the close. */
+  private final String keepAlive;
   private final Map<HttpConnection, Watch> open = new IdentityHashMap<>();
 
   private static final class Watch {
@@ -45,6 +62,9 @@ final class ConnectionGuard {
     long requests;
     long requestsAtArm;
     boolean unsentAtArm;
+    boolean busyAtArm;
+    /** When a look last found the connection active (or when it opened): its last answer ended no later. */
+    long activeAt;
     HttpServerRequest last;
 
     Watch(String[] counted, boolean proxied) {
@@ -53,11 +73,33 @@ final class ConnectionGuard {
     }
   }
 
-  ConnectionGuard(Vertx vertx, EdgeLimits edge, TrustedProxies trusted, long headerTimeoutMs) {
-    this.vertx = vertx;
+  ConnectionGuard(Timers timers, EdgeLimits edge, TrustedProxies trusted, LimitsOptions limits) {
+    this.timers = timers;
     this.edge = edge;
     this.trusted = trusted;
-    this.headerTimeoutMs = headerTimeoutMs;
+    this.headerTimeoutMs = limits.getHeaderTimeoutMs();
+    int seconds = keepAliveSeconds(limits);
+    this.keptAliveNanos = TimeUnit.MILLISECONDS.toNanos(Math.max(shorterDeadlineMs(limits),
+      TimeUnit.SECONDS.toMillis(seconds + 2)));
+    this.keepAlive = keepAlive(limits);
+  }
+
+  /** The value of the {@code Keep-Alive} header every HTTP/1.x answer carries. */
+  static String keepAlive(LimitsOptions limits) {
+    return "timeout=" + keepAliveSeconds(limits);
+  }
+
+  /**
+   * The {@code Keep-Alive: timeout} announced: half the shorter of {@code limits.headerTimeout} and
+   * {@code limits.idleTimeout}, whole seconds, at least 1 (with either under 3 s, a used connection is still kept
+   * 3 s idle, though Vert.x itself closes one silent for {@code limits.idleTimeout}).
+   */
+  static int keepAliveSeconds(LimitsOptions limits) {
+    return (int) Math.max(1, shorterDeadlineMs(limits) / 2_000);
+  }
+
+  private static long shorterDeadlineMs(LimitsOptions limits) {
+    return Math.min(limits.getHeaderTimeoutMs(), TimeUnit.SECONDS.toMillis(limits.getIdleTimeoutSeconds()));
   }
 
   /** The server's connection handler. */
@@ -71,11 +113,12 @@ final class ConnectionGuard {
       return;
     }
     Watch watch = new Watch(proxied ? null : levels, proxied);
+    watch.activeAt = timers.nanoTime();
     open.put(connection, watch);
     connection.closeHandler(closed -> {
       Watch gone = open.remove(connection);
       if (gone != null) {
-        vertx.cancelTimer(gone.timer);
+        timers.cancel(gone.timer);
         edge.closed(gone.counted);
       }
     });
@@ -85,7 +128,8 @@ final class ConnectionGuard {
   private void arm(HttpConnection connection, Watch watch) {
     watch.requestsAtArm = watch.requests;
     watch.unsentAtArm = unsent(connection);
-    watch.timer = vertx.setTimer(headerTimeoutMs, id -> {
+    watch.busyAtArm = busy(watch);
+    watch.timer = timers.schedule(headerTimeoutMs, () -> {
       if (open.get(connection) != watch) {
         return;
       }
@@ -99,8 +143,12 @@ final class ConnectionGuard {
         channel.close();
         return;
       }
-      boolean inProgress = watch.last != null && !watch.last.response().ended() && !watch.last.response().closed();
-      if (watch.requests == watch.requestsAtArm && !inProgress) {
+      long now = timers.nanoTime();
+      // a request that arrived since the last look, or one in progress then or now, may have ended just before now
+      if (watch.requests != watch.requestsAtArm || watch.busyAtArm || busy(watch)) {
+        watch.activeAt = now;
+      } else if (watch.requests == 0 || now - watch.activeAt >= keptAliveNanos) {
+        // no whole request headers within the deadline: the first's, or the next's past what Keep-Alive announced
         edge.refuse(EdgeLimits.Refusal.HEADER_TIMEOUT);
         watch.last = null;
         connection.close();
@@ -110,6 +158,11 @@ final class ConnectionGuard {
     });
   }
 
+  /** Whether the connection's last request is still being answered. */
+  private static boolean busy(Watch watch) {
+    return watch.last != null && !watch.last.response().ended() && !watch.last.response().closed();
+  }
+
   /** Whether answers wait in the connection's own buffer: the kernel's send buffer is full, the client not reading. */
   private static boolean unsent(HttpConnection connection) {
     Channel channel = NettyChannels.of(connection);
@@ -117,9 +170,13 @@ final class ConnectionGuard {
     return buffer != null && buffer.totalPendingWriteBytes() > 0;
   }
 
-  /** {@code next} with each request noted as activity on its connection. */
+  /** {@code next} with each request noted as activity on its connection, and its answer announcing the keep-alive. */
   Handler<HttpServerRequest> watching(Handler<HttpServerRequest> next) {
     return request -> {
+      if (request.version() != HttpVersion.HTTP_2) {
+        // a connection-specific header, which HTTP/2 forbids
+        request.response().putHeader(HttpHeaders.KEEP_ALIVE, keepAlive);
+      }
       Watch watch = open.get(request.connection());
       if (watch != null) {
         watch.requests++;

@@ -2,6 +2,7 @@ package io.countergateway.internal.http;
 
 import io.countergateway.internal.runtime.GatewayServices;
 import io.countergateway.internal.bus.BusClient;
+import io.countergateway.internal.time.Timers;
 import io.countergateway.internal.write.WritePath;
 import io.countergateway.config.AuthOptions;
 import io.countergateway.config.AuthOptions.Right;
@@ -69,8 +70,8 @@ public final class HttpApi {
    */
   public static HttpServer serve(HttpServer server, Vertx vertx, GatewayServices services, WritePath writes,
                                  HttpRouteMeters meters, UniqueVisitors uniques) {
-    ConnectionGuard guard = new ConnectionGuard(vertx, edgeLimits(services), services.config().getHttp().getTrustedProxies(),
-      services.config().getLimits().getHeaderTimeoutMs());
+    ConnectionGuard guard = new ConnectionGuard(Timers.of(vertx), edgeLimits(services),
+      services.config().getHttp().getTrustedProxies(), services.config().getLimits());
     return server.connectionHandler(guard::opened)
       .requestHandler(guard.watching(requestHandler(vertx, services, writes, meters, uniques)))
       .invalidRequestHandler(invalidRequestHandler(meters));

@@ -3,8 +3,10 @@ package io.countergateway.internal.http;
 import io.countergateway.internal.runtime.GatewayServices;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
+import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.http.HttpServer;
 import io.vertx.core.http.HttpServerOptions;
+import io.vertx.ext.web.Router;
 
 import java.util.concurrent.TimeUnit;
 
@@ -30,7 +32,14 @@ public final class ManagementVerticle extends VerticleBase {
       .setPerMessageWebSocketCompressionSupported(false).setPerFrameWebSocketCompressionSupported(false)
       .setMaxHeaderSize(services.config().getLimits().getMaxHeaderBytes())
       .setIdleTimeout(services.config().getLimits().getIdleTimeoutSeconds()).setIdleTimeoutUnit(TimeUnit.SECONDS);
-    return vertx.createHttpServer(options).requestHandler(HttpApi.managementRouter(vertx, services))
+    // Vert.x closes a connection silent for limits.idleTimeout: the same announcement as the ingest servers' keeps an
+    // honouring client (a scraper, a probe) off a connection that is closing
+    String keepAlive = ConnectionGuard.keepAlive(services.config().getLimits());
+    Router router = HttpApi.managementRouter(vertx, services);
+    return vertx.createHttpServer(options).requestHandler(request -> {
+        request.response().putHeader(HttpHeaders.KEEP_ALIVE, keepAlive);
+        router.handle(request);
+      })
       .invalidRequestHandler(HttpApi::invalidRequest).listen().onSuccess(listening -> server = listening);
   }
 

@@ -10,16 +10,14 @@ import io.countergateway.internal.store.BucketRetention;
 import io.countergateway.internal.store.DatabaseLock;
 import io.countergateway.internal.store.KeyedWrites;
 import io.countergateway.internal.store.SqlStores;
+import io.countergateway.internal.time.Timers;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.SqlConnection;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.function.Supplier;
 
 /**
  * The background jobs of one gateway: each configured roll-up on its interval, compaction, the expiry of
@@ -28,13 +26,12 @@ import java.util.function.Supplier;
  * soon as that one stops (its session, and so its lock, ends).
  */
 public class RollupVerticle extends VerticleBase {
-  private static final Logger LOG = LoggerFactory.getLogger(RollupVerticle.class);
   /** Keys deleted per statement: each statement stays short. */
   private static final int EXPIRY_BATCH = 5_000;
 
   private final GatewayServices services;
-  private final List<Long> timers = new ArrayList<>();
   private final List<Rollup> rollups = new ArrayList<>();
+  private Jobs jobs;
   private Compaction compaction;
   private Pool pool;
 
@@ -60,24 +57,25 @@ public class RollupVerticle extends VerticleBase {
         }));
     }
     return checked.onSuccess(v -> {
+      jobs = new Jobs(Timers.of(vertx));
       for (Rollup rollup : rollups) {
-        schedule(rollup.options().getIntervalSeconds(), "roll-up " + rollup.options().name(),
+        jobs.every(rollup.options().getIntervalSeconds(), "roll-up " + rollup.options().name(),
           () -> rollup.runOnce().compose(run -> rollup.lagSeconds()).onSuccess(rollup::lag));
       }
       IdempotencyOptions idempotency = config.getIdempotency();
-      schedule(idempotency.getExpiryIntervalSeconds(), "idempotency key expiry",
+      jobs.every(idempotency.getExpiryIntervalSeconds(), "idempotency key expiry",
         () -> expireKeys(database, idempotency.getRetentionSeconds()));
       for (NamespaceOptions namespace : config.getNamespaces().values()) {
         if (namespace.isWindowed()) {
           BucketRetention retention = new BucketRetention(pool, database.isPostgres(), database.getTable(), namespace,
             services.clock(), BucketRetention.DEFAULT_BATCH, services.registry());
-          schedule(namespace.getWindow().getExpiryIntervalSeconds(), "bucket retention of " + namespace.getName(),
+          jobs.every(namespace.getWindow().getExpiryIntervalSeconds(), "bucket retention of " + namespace.getName(),
             retention::runOnce);
         }
       }
       if (config.getCompaction().isEnabled()) {
         compaction = new Compaction(pool, database.isPostgres(), database.getTable(), config.getCompaction(), services.registry());
-        schedule(config.getCompaction().getIntervalSeconds(), "compaction", compaction::runOnce);
+        jobs.every(config.getCompaction().getIntervalSeconds(), "compaction", compaction::runOnce);
       }
     }).recover(failure -> pool.close().transform(closed -> Future.failedFuture(failure)));
   }
@@ -97,26 +95,11 @@ public class RollupVerticle extends VerticleBase {
         : expireBatches(conn, database, retentionSeconds, sofar + deleted));
   }
 
-  /** A job never overlaps itself on this replica: the next tick after a slow run is skipped, not queued. */
-  private void schedule(int intervalSeconds, String name, Supplier<Future<?>> job) {
-    boolean[] running = {false};
-    timers.add(vertx.setPeriodic(intervalSeconds * 1000L, id -> {
-      if (running[0]) {
-        return;
-      }
-      running[0] = true;
-      job.get().onComplete(done -> {
-        running[0] = false;
-        if (done.failed()) {
-          LOG.warn("{} failed, will run again in {} s: {}", name, intervalSeconds, done.cause().toString());
-        }
-      });
-    }));
-  }
-
   @Override
   public Future<?> stop() {
-    timers.forEach(vertx::cancelTimer);
+    if (jobs != null) {
+      jobs.cancel();
+    }
     return pool.close();
   }
 }

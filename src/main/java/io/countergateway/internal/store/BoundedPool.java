@@ -1,5 +1,6 @@
 package io.countergateway.internal.store;
 
+import io.countergateway.internal.time.Timers;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -29,6 +30,7 @@ final class BoundedPool {
   static final int CLOSE_TIMEOUT_SECONDS = 5;
 
   private final Vertx vertx;
+  private final Timers timers;
   private final Supplier<Pool> pools;
   private final long attemptTimeoutMs;
   private Pool pool;
@@ -36,7 +38,13 @@ final class BoundedPool {
   private boolean keepOnTimeout;
 
   BoundedPool(Vertx vertx, Supplier<Pool> pools, long attemptTimeoutMs) {
+    this(vertx, Timers.of(vertx), pools, attemptTimeoutMs);
+  }
+
+  /** {@code timers}: the attempt timeout's and the close's. */
+  BoundedPool(Vertx vertx, Timers timers, Supplier<Pool> pools, long attemptTimeoutMs) {
     this.vertx = vertx;
+    this.timers = timers;
     this.pools = pools;
     this.attemptTimeoutMs = attemptTimeoutMs;
     this.pool = pools.get();
@@ -70,11 +78,11 @@ final class BoundedPool {
     Thread callerThread = Thread.currentThread();
     Pool used = pool;
     Promise<T> answer = Promise.promise();
-    long timer = vertx.setTimer(attemptTimeoutMs, id -> fail(answer, used,
+    long timer = timers.schedule(attemptTimeoutMs, () -> fail(answer, used,
       new TimeoutException("no answer from the database within " + attemptTimeoutMs + " ms")));
     work.apply(used).onComplete(result -> {
       Runnable settle = () -> {
-        vertx.cancelTimer(timer);
+        timers.cancel(timer);
         if (result.succeeded()) {
           answer.tryComplete(result.result());
         } else {
@@ -168,13 +176,13 @@ final class BoundedPool {
    */
   Future<Void> close() {
     Promise<Void> closed = Promise.promise();
-    long timer = vertx.setTimer(TimeUnit.SECONDS.toMillis(CLOSE_TIMEOUT_SECONDS), id -> {
+    long timer = timers.schedule(TimeUnit.SECONDS.toMillis(CLOSE_TIMEOUT_SECONDS), () -> {
       if (closed.tryComplete()) {
         LOG.warn("a connection pool did not close within {} s; going on without it", CLOSE_TIMEOUT_SECONDS);
       }
     });
     pool.close().onComplete(done -> {
-      vertx.cancelTimer(timer);
+      timers.cancel(timer);
       closed.tryComplete();
     });
     return closed.future();

@@ -6,6 +6,7 @@ import io.countergateway.internal.model.CounterKey;
 import io.countergateway.internal.model.Increment;
 import io.countergateway.internal.runtime.GatewayState;
 import io.countergateway.testing.EventLoop;
+import io.countergateway.testing.Eventually;
 import io.countergateway.testing.ScriptedStore;
 import io.countergateway.internal.write.journal.Journal;
 import io.vertx.core.Context;
@@ -106,11 +107,7 @@ class JournalReplayTest {
 
   /** Waits until the table holds {@code expected} for the prefix (read on the run's loop, which writes it). */
   private void awaitTotal(Run run, String prefix, long expected) {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-    while (run.on(() -> total(prefix)) != expected && System.nanoTime() < deadline) {
-      io.countergateway.testing.GatewayProcess.sleep(20);
-    }
-    assertThat(run.on(() -> total(prefix))).isEqualTo(expected);
+    assertThat(Eventually.value(() -> run.on(() -> total(prefix)), expected)).isEqualTo(expected);
   }
 
   @Test
@@ -139,10 +136,7 @@ class JournalReplayTest {
     Run first = new Run();
     first.acceptAll("c");
     // the crash comes after the first attempt committed (its answer lost), whenever the answers came
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-    while (first.on(() -> total("c")) == 0 && System.nanoTime() < deadline) {
-      io.countergateway.testing.GatewayProcess.sleep(5);
-    }
+    Eventually.until("the first attempt committed", () -> first.on(() -> total("c")) > 0);
     first.crash();
     store.clearScript();
     assertThat(total("c")).as("committed by the first attempt").isPositive();
@@ -313,15 +307,13 @@ class JournalReplayTest {
     }
     Run first = new Run();
     first.acceptAll("s");
+    // the crash comes once a flush was sent (and its answer lost), whenever the first flush was formed
+    Eventually.until("a statement sent by the first run", () -> first.on(() -> !store.sent.isEmpty()));
     first.crash();
-    assertThat(store.sent).as("statements left the first run").isNotEmpty();
     pruneEverySource();
     store.clearScript();
     Run second = new Run();
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-    while (second.on(() -> second.state.isReady()) == Boolean.FALSE && System.nanoTime() < deadline) {
-      io.countergateway.testing.GatewayProcess.sleep(20);
-    }
+    Eventually.until("the replay done: ready", () -> second.on(() -> second.state.isReady()));
     long counted = second.on(() -> total("s"));
     assertThat(counted).as("what the replay wrote: the increments in no flush").isLessThan(INCREMENTS);
     assertThat(store.commits).isEqualTo(store.committedIds.size());

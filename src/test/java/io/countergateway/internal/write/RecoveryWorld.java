@@ -12,6 +12,7 @@ import io.countergateway.internal.store.KeyedWrites;
 import io.countergateway.internal.store.VoidOutcome;
 import io.countergateway.internal.store.WriteOutcome;
 import io.countergateway.testing.EventLoop;
+import io.countergateway.testing.Eventually;
 import io.countergateway.testing.Ledger;
 import io.countergateway.testing.ScriptedStore;
 import io.countergateway.internal.write.journal.FaultingFiles;
@@ -27,6 +28,7 @@ import io.vertx.core.json.JsonObject;
 
 import java.math.BigInteger;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -44,6 +46,7 @@ final class RecoveryWorld {
   static final String TYPE = "likes";
   static final String TABLE = "slotted_counters";
   private static final long SETTLE_SECONDS = 20;
+  private static final Duration SETTLE = Duration.ofSeconds(SETTLE_SECONDS);
 
   private static final Path DIR = Path.of("/journal");
   final ScriptedStore store = new ScriptedStore();
@@ -334,21 +337,14 @@ final class RecoveryWorld {
     }
 
     private void assertAnswered() {
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(SETTLE_SECONDS);
-      while (EventLoop.call(loop, unanswered::size) > 0 && System.nanoTime() < deadline) {
-        sleep(1);
-      }
-      if (EventLoop.call(loop, unanswered::size) > 0) {
+      if (Eventually.value(() -> EventLoop.call(loop, unanswered::size), 0, SETTLE) > 0) {
         throw new AssertionError("requests never answered after a drain: " + EventLoop.call(loop, () -> unanswered));
       }
     }
 
     /** Waits until the replay's flushes are settled (readiness would wait for them). */
     void awaitReplayed() {
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(SETTLE_SECONDS);
-      while (replaying && System.nanoTime() < deadline) {
-        sleep(1);
-      }
+      Eventually.value(() -> replaying, false, SETTLE); // the drain after it says what is not settled
     }
   }
 
@@ -385,6 +381,10 @@ final class RecoveryWorld {
     }
   }
 
+  /**
+   * Real time passing, the harness's only: a workload's pause and the quiet that ends a run are the time the write
+   * path's own timers (the coalescer's delay, the writer's backoff) need to fire, and those run on Vert.x time.
+   */
   static void sleep(long millis) {
     try {
       Thread.sleep(millis);

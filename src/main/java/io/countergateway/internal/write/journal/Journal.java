@@ -7,6 +7,7 @@ import io.countergateway.internal.model.CounterKey;
 import io.countergateway.internal.model.Increment;
 import io.countergateway.internal.store.Flush;
 import io.countergateway.internal.store.FlushId;
+import io.countergateway.internal.time.Timers;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -58,6 +59,8 @@ import java.util.zip.CRC32C;
 public final class Journal {
   private static final Logger LOG = LoggerFactory.getLogger(Journal.class);
   private static final long RELEASE_INTERVAL_MS = 1_000;
+  /** Past the bound, what is held is counted (an O(pending) walk) at most this often. */
+  private static final long HELD_CHECK_NANOS = 100_000_000L;
   private static final Future<Void> DONE = Future.succeededFuture();
   private static final byte[] NO_ID = new byte[0];
 
@@ -85,7 +88,7 @@ public final class Journal {
   private record Checkpoint(long lsn, long millis) {
   }
 
-  private final Vertx vertx;
+  private final Timers timers;
   private final Context context;
   private final Thread eventLoop;
   private final JournalOptions options;
@@ -129,7 +132,7 @@ public final class Journal {
   private boolean overBound;
   private boolean full;
   private long heldBytes;
-  private long heldCheckedAt = System.nanoTime() - 1_000_000_000L;
+  private long heldCheckedAt;
   private boolean failed;
   private final Promise<Throwable> failure = Promise.promise();
   /** {@code journal.dir} no longer names the files written: what they hold lives on only until they are closed. */
@@ -144,10 +147,11 @@ public final class Journal {
   private volatile long oldestMillis;
   private volatile long appendedTotal;
 
-  private Journal(Vertx vertx, JournalOptions options, SegmentFiles files, WorkerExecutor fileWorker,
+  private Journal(Vertx vertx, Timers timers, JournalOptions options, SegmentFiles files, WorkerExecutor fileWorker,
                   WorkerExecutor writerThread, Consumer<Boolean> fullChanged, JournalRecovery.Result start) {
-    this.vertx = vertx;
+    this.timers = timers;
     this.context = vertx.getOrCreateContext();
+    this.heldCheckedAt = timers.nanoTime() - HELD_CHECK_NANOS - 1; // the first check counts
     this.eventLoop = Thread.currentThread();
     this.options = options;
     this.always = options.getFsync() == JournalOptions.Fsync.ALWAYS;
@@ -187,13 +191,13 @@ public final class Journal {
         Journal.this.unreachable(file);
       }
     });
-    this.segments = new Segments(vertx, fileWorker, files, options.getSegmentBytes(),
+    this.segments = new Segments(vertx, timers, fileWorker, files, options.getSegmentBytes(),
       JournalRecovery.reserveBytes(options), JournalRecovery.restartRoomBytes(options), start.nextSegno(),
       start.reserve(), start.restartRoom(), this::segmentsChanged);
-    checkpoints.addLast(new Checkpoint(appendedLsn, System.currentTimeMillis()));
-    releaseTimer = vertx.setPeriodic(RELEASE_INTERVAL_MS, id -> release());
+    checkpoints.addLast(new Checkpoint(appendedLsn, timers.currentTimeMillis()));
+    releaseTimer = timers.periodic(RELEASE_INTERVAL_MS, this::release);
     if (options.getFsync() == JournalOptions.Fsync.EVERY_MS) {
-      fsyncTimer = vertx.setPeriodic(options.getFsyncIntervalMs(), id -> askForce());
+      fsyncTimer = timers.periodic(options.getFsyncIntervalMs(), this::askForce);
     }
     segments.prepare(0);
     updateFull();
@@ -226,6 +230,16 @@ public final class Journal {
   /** {@link #open(Vertx, JournalOptions, JournalTarget, int, int, Consumer)} on the file operations {@code files}. */
   public static Future<Journal> open(Vertx vertx, JournalOptions options, JournalFiles files, JournalTarget target,
                                      int index, int instances, Consumer<Boolean> fullChanged) {
+    return open(vertx, Timers.of(vertx), options, files, target, index, instances, fullChanged);
+  }
+
+  /**
+   * {@link #open(Vertx, JournalOptions, JournalFiles, JournalTarget, int, int, Consumer)} on {@code timers}: the group
+   * fsync of {@code fsync: everyMs}, the release of what is committed (and the check that {@code journal.dir} still
+   * names the files) every second, the retry of a segment that could not be made, and the age of what is held.
+   */
+  public static Future<Journal> open(Vertx vertx, Timers timers, JournalOptions options, JournalFiles files,
+                                     JournalTarget target, int index, int instances, Consumer<Boolean> fullChanged) {
     // one thread each, so each runs its tasks in the order given; they are submitted unordered because Vert.x orders
     // "ordered" tasks per calling context, across executors: the writer's passes would wait behind a segment's making
     String name = "journal-" + index + "-" + Integer.toHexString(System.identityHashCode(new Object()));
@@ -235,7 +249,7 @@ public final class Journal {
       target.table());
     return fileWorker.<JournalRecovery.Result>executeBlocking(
         () -> JournalRecovery.recover(segmentFiles, options, target, instances), false)
-      .map(start -> new Journal(vertx, options, segmentFiles, fileWorker, writerThread, fullChanged, start))
+      .map(start -> new Journal(vertx, timers, options, segmentFiles, fileWorker, writerThread, fullChanged, start))
       .onFailure(e -> {
         fileWorker.close();
         writerThread.close();
@@ -272,7 +286,7 @@ public final class Journal {
       .description("bytes of journal segments still held (deleted once every increment in them is committed)")
       .register(registry);
     Gauge.builder("gateway.journal.oldest.age", this, j -> j.oldestMillis == 0 ? 0
-        : Math.max(0, System.currentTimeMillis() - j.oldestMillis) / 1000.0).tags(tags).baseUnit("seconds")
+        : Math.max(0, j.timers.currentTimeMillis() - j.oldestMillis) / 1000.0).tags(tags).baseUnit("seconds")
       .description("age of the oldest journaled increment not yet in a committed flush (1 s resolution)")
       .register(registry);
     FunctionCounter.builder("gateway.journal.appended", this, j -> j.appendedTotal).tags(tags).baseUnit("bytes")
@@ -320,8 +334,8 @@ public final class Journal {
     // the files' bytes bound what is held from above; only past the bound is what is held counted (an O(pending)
     // walk, so at most every 100 ms)
     if (appendedLsn - oldestStart() + bytes > options.getMaxBytes()) {
-      long now = System.nanoTime();
-      if (now - heldCheckedAt > 100_000_000L) {
+      long now = timers.nanoTime();
+      if (now - heldCheckedAt > HELD_CHECK_NANOS) {
         heldCheckedAt = now;
         heldBytes = appendedLsn - Math.min(needed.getAsLong(), appendedLsn);
       }
@@ -566,8 +580,8 @@ public final class Journal {
     askForce();
     closing = writer.idle().transform(forced -> {
       closed = true;
-      vertx.cancelTimer(releaseTimer);
-      vertx.cancelTimer(fsyncTimer);
+      timers.cancel(releaseTimer);
+      timers.cancel(fsyncTimer);
       failWaiters(new IllegalStateException("the journal is closed"));
       return segments.close();
     }).compose(unused -> {
@@ -785,7 +799,7 @@ public final class Journal {
     }
     // the directory's check when the writer is idle or its policy forces seldom
     writer.askCheck(current);
-    long now = System.currentTimeMillis();
+    long now = timers.currentTimeMillis();
     if (checkpoints.isEmpty() || checkpoints.peekLast().lsn < appendedLsn) {
       checkpoints.addLast(new Checkpoint(appendedLsn, now));
     }
@@ -801,7 +815,7 @@ public final class Journal {
     oldestMillis = need >= appendedLsn ? 0 : checkpoints.peekFirst().millis;
     liveBytes = appendedLsn - oldestStart();
     heldBytes = appendedLsn - need;
-    heldCheckedAt = System.nanoTime();
+    heldCheckedAt = timers.nanoTime();
     if (overBound && heldBytes < options.getMaxBytes() * 9 / 10) {
       overBound = false;
       updateFull();
@@ -830,6 +844,11 @@ public final class Journal {
     if (Thread.currentThread() != eventLoop) {
       throw new IllegalStateException("the journal must be called on the event loop of the verticle that opened it");
     }
+  }
+
+  /** Completes once the writer has done what it was asked before (for tests that check nothing more is written). */
+  Future<Void> writerIdle() {
+    return writer.idle();
   }
 
   /** Where the next frame goes in the current segment file (for tests that damage a frame). */

@@ -1,5 +1,6 @@
 package io.countergateway.internal.write.journal;
 
+import io.countergateway.internal.time.Timers;
 import io.vertx.core.AsyncResult;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
@@ -34,7 +35,7 @@ final class Segments {
   static final long RETRY_MS = 1_000;
   static final long WAITING_RETRY_MS = 100;
 
-  private final Vertx vertx;
+  private final Timers timers;
   private final Context context;
   private final WorkerExecutor worker;
   private final SegmentFiles files;
@@ -62,9 +63,9 @@ final class Segments {
   /** The kinds of segment made: see the class comment. */
   private enum Kind { SPARE, RESERVE, RESTART_ROOM }
 
-  Segments(Vertx vertx, WorkerExecutor worker, SegmentFiles files, long maxCapacity, int reserveCapacity,
+  Segments(Vertx vertx, Timers timers, WorkerExecutor worker, SegmentFiles files, long maxCapacity, int reserveCapacity,
            int restartRoomCapacity, long nextSegno, Segment reserve, Segment restartRoom, Runnable changed) {
-    this.vertx = vertx;
+    this.timers = timers;
     this.context = vertx.getOrCreateContext();
     this.worker = worker;
     this.files = files;
@@ -183,7 +184,7 @@ final class Segments {
         prepare(0); // frames wait: the spare they need may fit where the reserve did not
       } else {
         // frames waiting on a full disk are the drain's records: asked for again as soon as a segment may be freed
-        retryTimer = vertx.setTimer(wanted > 0 ? WAITING_RETRY_MS : RETRY_MS, id -> {
+        retryTimer = timers.schedule(wanted > 0 ? WAITING_RETRY_MS : RETRY_MS, () -> {
           retryTimer = -1;
           prepare(0);
         });
@@ -231,7 +232,7 @@ final class Segments {
    */
   Future<List<Segment>> close() {
     closed = true;
-    vertx.cancelTimer(retryTimer);
+    timers.cancel(retryTimer);
     // a segment being made is waited for, so it is deleted below rather than left behind by a file made after the close
     return made.transform(done -> worker.executeBlocking(() -> null, false)).transform(idle -> {
       List<Segment> unused = new ArrayList<>(madeAfterClose);

@@ -3,6 +3,7 @@ package io.countergateway.internal.write.journal;
 import io.countergateway.config.JournalOptions;
 import io.countergateway.internal.write.journal.FaultingFiles.Op;
 import io.countergateway.internal.write.journal.FaultingFiles.Survival;
+import io.countergateway.testing.Eventually;
 import io.vertx.core.Future;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.DisplayName;
@@ -13,7 +14,7 @@ import org.junit.jupiter.params.provider.EnumSource;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
+import java.time.Duration;
 import java.util.function.Consumer;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -67,11 +68,7 @@ class JournalCrashTest {
   }
 
   private static void awaitUnlessCrashed(Future<?> future, FaultingFiles files) {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-    while (!future.isComplete() && !files.crashed() && System.nanoTime() < deadline) {
-      io.countergateway.testing.GatewayProcess.sleep(1);
-    }
-    assertThat(future.isComplete() || files.crashed()).as("the round ended").isTrue();
+    Eventually.until("the round's end", () -> future.isComplete() || files.crashed(), Duration.ofSeconds(20));
   }
 
   /** A crash set up by {@code fault}, a restart on what {@code survival} kept, the oracle. */

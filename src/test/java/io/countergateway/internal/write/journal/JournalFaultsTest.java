@@ -5,7 +5,7 @@ import io.countergateway.internal.model.CounterKey;
 import io.countergateway.internal.store.Flush;
 import io.countergateway.internal.store.FlushId;
 import io.countergateway.internal.store.FlushRow;
-import io.countergateway.testing.GatewayProcess;
+import io.countergateway.testing.Eventually;
 import io.countergateway.internal.write.journal.FaultingFiles.Op;
 import io.countergateway.internal.write.journal.FaultingFiles.Survival;
 import io.vertx.core.Future;
@@ -16,6 +16,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -34,6 +35,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 class JournalFaultsTest {
   private static final Path DIR = Path.of("/journal");
   private static final long SEGMENT = 8 * 1024;
+  /** A failed segment is asked for again after a second (less while frames wait for it). */
+  private static final Duration RETRY = Duration.ofMillis(Segments.RETRY_MS);
 
   private final JournalLoop loop = new JournalLoop();
 
@@ -79,7 +82,7 @@ class JournalFaultsTest {
       journal.settled(flush.id().toString());
       return null;
     });
-    GatewayProcess.sleep(50);
+    JournalLoop.await(loop.onLoop(journal::writerIdle));
     assertThat(files.operations()).as("nothing more is written").isEqualTo(operations);
 
     for (Survival survival : List.of(Survival.NONE, Survival.ALL)) {
@@ -115,7 +118,7 @@ class JournalFaultsTest {
       return null;
     });
     files.budget(Long.MAX_VALUE); // room made: the reserve can be made again
-    JournalLoop.until("room again", () -> loop.fullChanges.size() == 2);
+    loop.timers.advanceUntil("room again", RETRY, () -> loop.fullChanges.size() == 2);
     assertThat(loop.fullChanges).containsExactly(true, false);
     int refusedBefore = ledger.refused;
     await(Future.join(loop.onLoop(() -> ledger.round("g", 20, 10, 1_000))));
@@ -163,7 +166,8 @@ class JournalFaultsTest {
       });
     }
     assertThat(loop.onLoop(ledger::hasPending)).as("everything drained, in %d flushes", flushes).isFalse();
-    JournalLoop.until("room again", () -> loop.fullChanges.get(loop.fullChanges.size() - 1).equals(false));
+    loop.timers.advanceUntil("room again", RETRY,
+      () -> loop.fullChanges.get(loop.fullChanges.size() - 1).equals(false));
     ledger.assertHolds("drained through the reserve");
 
     Journal restarted = loop.open(files.afterCrash(Survival.NONE), options);
@@ -220,7 +224,7 @@ class JournalFaultsTest {
       journal.release();
       return null;
     });
-    JournalLoop.until("the deletion", () -> files.count(Op.DELETE) > deletes && files.count(Op.SYNC_DIRECTORY) > 4);
+    Eventually.until("the deletion", () -> files.count(Op.DELETE) > deletes && files.count(Op.SYNC_DIRECTORY) > 4);
     List<Path> gone = new ArrayList<>(before.keySet());
     gone.removeAll(files.files().keySet());
     assertThat(gone).as("segments deleted").isNotEmpty();
@@ -236,11 +240,11 @@ class JournalFaultsTest {
     files.budget((256 << 10) + (5 << 20)); // the replay's segment, the reserve and the restart room fit; no spare does
     Journal journal = loop.open(files, options);
     int creates = files.count(Op.CREATE);
-    JournalLoop.until("two failed attempts", () -> files.count(Op.CREATE) >= creates + 2);
+    loop.timers.advanceUntil("two failed attempts", RETRY, () -> files.count(Op.CREATE) >= creates + 2);
     files.budget(Long.MAX_VALUE);
     // the snapshot segment, the spare, the restart room, the reserve: the spare at the size first asked for
     List<Integer> expected = List.of(256 << 10, 256 << 10, 1 << 20, 4 << 20);
-    JournalLoop.until("the spare, made whole", () -> {
+    loop.timers.advanceUntil("the spare, made whole", RETRY, () -> {
       List<Integer> sizes = new ArrayList<>(files.files().values().stream().map(bytes -> bytes.length).toList());
       Collections.sort(sizes);
       return sizes.equals(expected) && files.count(Op.SYNC_DIRECTORY) >= 4;
@@ -298,7 +302,7 @@ class JournalFaultsTest {
     assertThat(files.files().values().stream().mapToInt(bytes -> bytes.length).max().orElseThrow())
       .as("the largest segment").isGreaterThan((int) SEGMENT);
     Path smallSpare = DIR.resolve(SegmentFiles.fileName(0, 4)); // after the snapshot segment and the two reserves
-    JournalLoop.until("the spare made for smaller frames deleted", () -> !files.files().containsKey(smallSpare));
+    Eventually.until("the spare made for smaller frames deleted", () -> !files.files().containsKey(smallSpare));
     assertThat(files.openChannels()).as("open: the current segment, the reserves, the next spare").isLessThanOrEqualTo(5);
     // a batch as the last thing appended is answered once it is written
     await(loop.onLoop(() -> {

@@ -5,7 +5,8 @@ import io.countergateway.internal.model.ApiError;
 import io.countergateway.internal.model.CounterKey;
 import io.countergateway.internal.model.Increment;
 import io.countergateway.testing.EventLoop;
-import io.countergateway.testing.GatewayProcess;
+import io.countergateway.testing.Eventually;
+import io.countergateway.testing.VirtualTimers;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -16,9 +17,7 @@ import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import java.util.function.Consumer;
 
 /** One Vert.x and one event loop on which tests open, feed and reopen journals. */
 final class JournalLoop implements AutoCloseable {
@@ -26,6 +25,11 @@ final class JournalLoop implements AutoCloseable {
 
   final Vertx vertx = Vertx.vertx();
   final Context loop = vertx.getOrCreateContext();
+  /**
+   * The journals' timers: the release (and directory check) every second, the group fsync of {@code everyMs}, the
+   * retry of a segment that could not be made. They run when a test moves time, never on their own.
+   */
+  final VirtualTimers timers = new VirtualTimers();
   /** Every value {@code fullChanged} was told, in order. */
   final List<Boolean> fullChanges = Collections.synchronizedList(new ArrayList<>());
 
@@ -38,7 +42,13 @@ final class JournalLoop implements AutoCloseable {
   }
 
   Journal open(JournalFiles files, JournalOptions options, String table) {
-    return await(onLoop(() -> Journal.open(vertx, options, files, table, 0, 1, fullChanges::add)));
+    return open(files, options, JournalTarget.tableOnly(table), 0, 1, fullChanges::add);
+  }
+
+  /** Opens the journal of verticle {@code index} of {@code instances} for {@code target}, on this loop's timers. */
+  Journal open(JournalFiles files, JournalOptions options, JournalTarget target, int index, int instances,
+               Consumer<Boolean> fullChanged) {
+    return await(onLoop(() -> Journal.open(vertx, timers, options, files, target, index, instances, fullChanged)));
   }
 
   /**
@@ -47,7 +57,7 @@ final class JournalLoop implements AutoCloseable {
    */
   Journal openWithSpare(FaultingFiles files, JournalOptions options) {
     Journal journal = open(files, options);
-    until("the first spare", () -> files.count(FaultingFiles.Op.CREATE) >= 4
+    Eventually.until("the first spare", () -> files.count(FaultingFiles.Op.CREATE) >= 4
       && files.count(FaultingFiles.Op.SYNC_DIRECTORY) >= 4);
     return journal;
   }
@@ -62,14 +72,6 @@ final class JournalLoop implements AutoCloseable {
         return e;
       }
     });
-  }
-
-  static void until(String what, BooleanSupplier condition) {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-    while (!condition.getAsBoolean()) {
-      assertThat(System.nanoTime()).as("waiting for %s", what).isLessThan(deadline);
-      GatewayProcess.sleep(2);
-    }
   }
 
   /** The cause {@code future} failed with, or null when it succeeded. */

@@ -6,7 +6,7 @@ import io.countergateway.internal.model.CounterKey;
 import io.countergateway.internal.store.Flush;
 import io.countergateway.internal.store.FlushId;
 import io.countergateway.internal.store.FlushRow;
-import io.countergateway.testing.GatewayProcess;
+import io.countergateway.testing.Eventually;
 import io.countergateway.internal.write.journal.FaultingFiles.Op;
 import io.countergateway.internal.write.journal.FaultingFiles.Survival;
 import io.micrometer.core.instrument.Tags;
@@ -17,6 +17,7 @@ import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -98,14 +99,14 @@ class JournalSegmentsTest {
       return null;
     });
     loop.accept(journal, "g", 300); // more than a segment
-    GatewayProcess.sleep(1_100);
+    loop.timers.advance(Duration.ofMillis(1_100)); // the release timer runs once on the way
     long position = loop.onLoop(() -> {
       journal.release();
       return journal.position();
     });
     assertThat(registry.get("gateway.journal.bytes").gauge().value()).as("bytes held").isEqualTo(position);
-    assertThat(registry.get("gateway.journal.oldest.age").gauge().value()).as("age of the oldest")
-      .isBetween(1.0, 5.0);
+    assertThat(registry.get("gateway.journal.oldest.age").gauge().value()).as("age of the oldest, held since the open")
+      .isEqualTo(1.1);
     assertThat(registry.get("gateway.journal.fsync.duration").timer().max(TimeUnit.SECONDS)).isBetween(0.0, 5.0);
     loop.onLoop(() -> {
       needed[0] = journal.position();
@@ -181,10 +182,10 @@ class JournalSegmentsTest {
     files.awaitPaused();
     Future<Void> closed = loop.onLoop(() -> journal.close(false));
     Future<Void> last = waiting;
-    JournalLoop.until("the answer waiting for room fails", last::isComplete);
+    Eventually.until("the answer waiting for room fails", last::isComplete);
     assertThat(last.failed()).as("an answer still waiting for room").isTrue();
-    GatewayProcess.sleep(20);
-    assertThat(closed.isComplete()).as("the close waits for the segment being made").isFalse();
+    assertThat(loop.onLoop(closed::isComplete)).as("the close, after what the loop had to do, waits for the segment "
+      + "being made").isFalse();
     files.resume();
     await(closed);
     assertThat(files.openChannels()).as("channels left open").isZero();
@@ -214,9 +215,9 @@ class JournalSegmentsTest {
     await(loop.onLoop(journal::committed));
     assertThat(loop.onLoop(journal::currentFile)).isEqualTo(first);
     assertThat(loop.onLoop(journal::fileOffset)).isEqualTo(SEGMENT);
-    JournalLoop.until("the next spare made after the roll", () -> files.count(Op.CREATE) >= 4);
+    Eventually.until("the next spare made after the roll", () -> files.count(Op.CREATE) >= 4);
     loop.accept(journal, "next", 1);
-    JournalLoop.until("a spare made ahead, with no frame waiting", () -> files.count(Op.CREATE) >= 5
+    Eventually.until("a spare made ahead, with no frame waiting", () -> files.count(Op.CREATE) >= 5
       && files.count(Op.SYNC_DIRECTORY) >= 5);
     assertThat(files.files().values().stream().map(bytes -> bytes.length))
       .as("every segment its capacity: the reserve four segments, the others one")
@@ -259,14 +260,16 @@ class JournalSegmentsTest {
       journal.release();
       return null;
     });
-    JournalLoop.until("the first segment deleted", () -> !files.files().containsKey(first));
+    Eventually.until("the first segment deleted", () -> !files.files().containsKey(first));
     Path second = loop.onLoop(journal::currentFile);
     loop.accept(journal, "more", 300);
     loop.onLoop(() -> {
       journal.neededBy(journal::position);
       return null;
     });
-    JournalLoop.until("the timer's deletion", () -> !files.files().containsKey(second));
+    assertThat(files.files()).as("kept until the timer runs").containsKey(second);
+    loop.timers.advance(Duration.ofSeconds(1));
+    Eventually.until("the timer's deletion", () -> !files.files().containsKey(second));
   }
 
   @Test
@@ -278,7 +281,8 @@ class JournalSegmentsTest {
     for (int i = 0; loop.onLoop(journal::currentFile).equals(first); i++) {
       loop.accept(journal, "n" + i, 1);
     }
-    JournalLoop.until("the timer's deletion", () -> !files.files().containsKey(first));
+    loop.timers.advance(Duration.ofSeconds(1));
+    Eventually.until("the timer's deletion", () -> !files.files().containsKey(first));
   }
 
   @Test
@@ -287,8 +291,11 @@ class JournalSegmentsTest {
     FaultingFiles files = new FaultingFiles();
     Journal journal = loop.openWithSpare(files, options(JournalOptions.Fsync.EVERY_MS, 1 << 30));
     int forces = files.count(Op.FORCE);
+    JournalOptions options = options(JournalOptions.Fsync.EVERY_MS, 1 << 30);
     loop.accept(journal, "t", 10);
-    JournalLoop.until("the timer's force", () -> files.count(Op.FORCE) > forces);
+    assertThat(files.count(Op.FORCE)).as("not forced before the timer").isEqualTo(forces);
+    loop.timers.advance(Duration.ofMillis(options.getFsyncIntervalMs()));
+    Eventually.until("the timer's force", () -> files.count(Op.FORCE) > forces);
     assertThat(loop.open(files.afterCrash(Survival.NONE), options()).recovered().pending()).hasSize(10);
   }
 
@@ -318,10 +325,8 @@ class JournalSegmentsTest {
   @DisplayName("a verticle inherits the streams of verticles a previous run had and this one has not, and sums what they share")
   void inheritedStreams() {
     FaultingFiles files = new FaultingFiles();
-    Journal zero = await(loop.onLoop(() -> Journal.open(loop.vertx, options(), files, "slotted_counters", 0, 2,
-      full -> { })));
-    Journal one = await(loop.onLoop(() -> Journal.open(loop.vertx, options(), files, "slotted_counters", 1, 2,
-      full -> { })));
+    Journal zero = loop.open(files, options(), JournalTarget.tableOnly("slotted_counters"), 0, 2, full -> { });
+    Journal one = loop.open(files, options(), JournalTarget.tableOnly("slotted_counters"), 1, 2, full -> { });
     loop.accept(zero, "s", 3);
     loop.accept(one, "s", 2);
     loop.accept(one, "only-one-", 1);
