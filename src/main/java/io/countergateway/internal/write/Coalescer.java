@@ -1,5 +1,6 @@
 package io.countergateway.internal.write;
 
+import io.countergateway.internal.time.Timers;
 import io.countergateway.internal.store.Flush;
 import io.countergateway.internal.store.FlushRow;
 import io.countergateway.config.BatchingOptions;

@@ -1,5 +1,6 @@
 package io.countergateway.internal.write;
 
+import io.countergateway.internal.time.Timers;
 import io.countergateway.internal.store.Flush;
 import io.countergateway.internal.store.FlushId;
 import io.countergateway.internal.store.FlushSourceRow;

@@ -1,5 +1,6 @@
 package io.countergateway.internal.write;
 
+import io.countergateway.internal.time.Timers;
 import io.countergateway.config.BatchingOptions;
 import io.countergateway.internal.model.ApiError;
 import io.countergateway.internal.store.Failures;

@@ -118,7 +118,7 @@ class CoalescerTest {
       .put("retryBackoff", "200ms").put("retryBackoffMax", "200ms")));
     store.then(new Fail(ScriptedStore.connectionLost()));
     Coalescer coalescer = onLoop(() -> {
-      Coalescer onTimers = new Coalescer(vertx, store, options, state, 0, () -> 0, timers::nanos, null, timers::millis,
+      Coalescer onTimers = new Coalescer(vertx, store, options, state, 0, () -> 0, timers::nanoTime, null, timers::currentTimeMillis,
         FlushSources.TICK_MS, timers);
       onTimers.start();
       return onTimers;

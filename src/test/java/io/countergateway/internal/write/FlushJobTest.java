@@ -114,7 +114,7 @@ class FlushJobTest {
         .put("retryBackoffMax", BACKOFF_MS + "ms"))
       .put("namespaces", new JsonObject().put("likes", new JsonObject().put("slots", 2)))).getBatching();
     on(() -> {
-      sources = new FlushSources(store, log, 0, 60_000, timers::millis, FlushSources.TICK_MS, timers);
+      sources = new FlushSources(store, log, 0, 60_000, timers::currentTimeMillis, FlushSources.TICK_MS, timers);
       // a retry moves every row to slot 0, as a new round of the coalescer's lane would move it to another slot
       writer = new FlushWriter(vertx, store, sources, log, options, new GatewayState(),
         flush -> flush.reslotted(row -> row.withSlot((short) 0)), () -> 0L, timers);

@@ -1,12 +1,14 @@
 package io.countergateway.internal.write;
 
+import io.countergateway.internal.time.Timers;
+
 import java.util.HashMap;
 import java.util.Map;
 import java.util.PriorityQueue;
 
 /**
  * {@link Timers} on virtual time: nothing runs until the test moves the time past it, and then in the order it falls
- * due. Its clock reads the same virtual time ({@link #nanos}, {@link #millis}) for the code that measures it. Confined
+ * due. Its clock reads the same virtual time ({@link #nanoTime}, {@link #currentTimeMillis}) for the code that measures it. Confined
  * to the event loop of the code under test, like the timers it stands for.
  */
 final class VirtualTimers implements Timers {
@@ -63,12 +65,14 @@ final class VirtualTimers implements Timers {
   }
 
   /** Virtual time as {@link System#nanoTime()} reads. */
-  long nanos() {
+  @Override
+  public long nanoTime() {
     return now * 1_000_000;
   }
 
   /** Virtual time in milliseconds, as a wall clock reads. */
-  long millis() {
+  @Override
+  public long currentTimeMillis() {
     return now;
   }
 }
