@@ -3,6 +3,7 @@ package io.countergateway.internal.http;
 import io.countergateway.internal.beacon.BeaconFilter;
 import io.countergateway.internal.beacon.BeaconVerdict;
 import io.countergateway.internal.beacon.FoldReason;
+import io.countergateway.internal.beacon.PageVisit;
 import io.countergateway.internal.beacon.ReservedIds;
 import io.countergateway.config.GatewayConfig;
 import io.countergateway.config.NamespaceOptions;
@@ -234,7 +235,7 @@ final class IncrementRoutes {
     }
     // a POST's body is read and dropped (never held), within beacon.maxBodyBytes and the body deadline
     bodies.read(ctx.request(), maxBeaconBodyBytes, false,
-      body -> takeBeacon(namespace, id.increment(), id.folded(), ctx.request()));
+      body -> takeBeacon(namespace, id.increment(), id.folded(), PageVisit.NONE, ctx.request()));
   }
 
   /** The id segment of {@code /v1/beacon/{type}/{id}[/]}, still percent-encoded. */
@@ -269,9 +270,11 @@ final class IncrementRoutes {
 
   /**
    * A valid beacon, from the router or the hot path: filtered, counted unless dropped, answered either way.
-   * {@code folded}: why its id is already a reserved one of the namespace, or null.
+   * {@code folded}: why its id is already a reserved one of the namespace, or null; {@code visit}: where the view came
+   * from, as its script said.
    */
-  void takeBeacon(NamespaceOptions namespace, Increment increment, FoldReason folded, HttpServerRequest request) {
+  void takeBeacon(NamespaceOptions namespace, Increment increment, FoldReason folded, PageVisit visit,
+                  HttpServerRequest request) {
     String client = ClientAddress.of(request, trustedProxies);
     ClientAddress.untrustedForwarder(request, trustedProxies, forwardedPeers);
     BeaconVerdict verdict = beaconFilter.check(namespace, request.headers(), client, increment, folded);
