@@ -1,6 +1,7 @@
 package io.countergateway;
 
 import io.countergateway.internal.bus.BusClient;
+import io.countergateway.internal.bus.IncrementCoalescer;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
@@ -18,6 +19,7 @@ import java.util.SortedMap;
  */
 public final class CounterClient {
   private final BusClient bus;
+  private final IncrementCoalescer coalescer;
 
   /** Requests unanswered within 30 s fail with {@code timeout}. */
   public CounterClient(Vertx vertx) {
@@ -26,11 +28,16 @@ public final class CounterClient {
 
   public CounterClient(Vertx vertx, long timeoutMs) {
     this.bus = new BusClient(vertx, timeoutMs);
+    this.coalescer = new IncrementCoalescer(bus);
   }
 
-  /** Adds {@code delta}; the future completes once the increment is committed to the database. */
+  /**
+   * Adds {@code delta}; the future completes once the increment is committed to the database. Called on an event
+   * loop, the increments of one turn travel as one message (each still gets its own answer: {@link
+   * IncrementCoalescer}).
+   */
   public Future<Void> increment(String type, String id, long delta) {
-    return answer(bus.increment(type, id, delta));
+    return answer(coalescer.increment(type, id, delta));
   }
 
   /**
@@ -49,9 +56,12 @@ public final class CounterClient {
     return answer(bus.incrementAndGet(type, id, delta));
   }
 
-  /** Adds {@code delta} without waiting: the gateway takes it into its next flush. */
+  /**
+   * Adds {@code delta} without waiting: the gateway takes it into its next flush. Called on an event loop, the
+   * increments of one turn travel as one message.
+   */
   public void incrementAccepted(String type, String id, long delta) {
-    bus.incrementAccepted(type, id, delta);
+    coalescer.incrementAccepted(type, id, delta);
   }
 
   /**

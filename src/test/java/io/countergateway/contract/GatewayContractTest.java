@@ -4,6 +4,9 @@ import io.countergateway.CounterClient;
 import io.countergateway.CounterException;
 import io.countergateway.testing.Eventually;
 import io.countergateway.testing.GatewayFixture;
+import io.vertx.core.Handler;
+import io.vertx.core.Promise;
+import io.vertx.core.eventbus.DeliveryContext;
 import io.vertx.core.eventbus.ReplyException;
 import io.vertx.core.Future;
 import io.vertx.core.buffer.Buffer;
@@ -353,6 +356,49 @@ abstract class GatewayContractTest {
     assertThat(raw.failureCode()).isEqualTo(400);
     assertThat(new JsonObject(raw.getMessage()).getString("error")).isEqualTo("invalid_request");
     assertThat(await(fixture.sumInTable("likes", id))).isZero();
+  }
+
+  @Test
+  @DisplayName("increments a verticle sends in one turn travel as one message and are each answered as if sent alone: "
+    + "the good ones committed, a bad one refused with its own status, two that are only too large summed both counted")
+  void eventBusIncrementsOfOneTurn() {
+    CounterClient client = new CounterClient(fixture.vertx);
+    String prefix = unique("turn");
+    int[] messages = new int[1];
+    Handler<DeliveryContext<Object>> counting = delivery -> {
+      if (delivery.message().address().equals("counters.increment")) {
+        messages[0]++;
+      }
+      delivery.next();
+    };
+    fixture.vertx.eventBus().addOutboundInterceptor(counting);
+    Promise<List<Future<Void>>> sent = Promise.promise();
+    fixture.vertx.getOrCreateContext().runOnContext(v -> {
+      List<Future<Void>> answers = new ArrayList<>();
+      for (int i = 0; i < 200; i++) {
+        answers.add(client.increment("likes", prefix + "-" + (i % 20), 1));
+      }
+      answers.add(client.increment("likes", prefix + "-bad", 2_000_000));
+      answers.add(client.increment("likes", prefix + "-big", 600_000));
+      answers.add(client.increment("likes", prefix + "-big", 600_000));
+      sent.complete(answers);
+    });
+    List<Future<Void>> answers = await(sent.future());
+    await(Future.join(answers).otherwiseEmpty());
+    fixture.vertx.eventBus().removeOutboundInterceptor(counting);
+
+    assertThat(answers.subList(0, 200)).allMatch(Future::succeeded);
+    Throwable bad = answers.get(200).cause();
+    assertThat(bad).isInstanceOf(CounterException.class);
+    assertThat(((CounterException) bad).code()).isEqualTo("invalid_delta");
+    assertThat(answers.subList(201, 203)).allMatch(Future::succeeded);
+    for (int i = 0; i < 20; i++) {
+      assertThat(await(fixture.sumInTable("likes", prefix + "-" + i))).isEqualTo(10L);
+    }
+    assertThat(await(fixture.sumInTable("likes", prefix + "-bad"))).isZero();
+    assertThat(await(fixture.sumInTable("likes", prefix + "-big"))).isEqualTo(1_200_000L);
+    // one message for the turn, then the summed pair asked again one by one
+    assertThat(messages[0]).isEqualTo(3);
   }
 
   @Test

@@ -1,6 +1,7 @@
 package io.countergateway.internal.bus;
 
 import io.countergateway.internal.model.ApiError;
+import io.countergateway.internal.write.AckMode;
 import io.countergateway.internal.write.CommittedValues;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -122,6 +123,18 @@ public final class BusClient implements CommittedValues {
     return bus.request(Addresses.INCREMENT, increments, keyed)
       .recover(failure -> Future.failedFuture(BusErrors.toApiError(failure)))
       .map(reply -> "true".equals(reply.headers().get(Addresses.IDEMPOTENT_REPLAYED)));
+  }
+
+  /**
+   * Adds a batch whose increments are each answered as if sent alone ({@link Addresses#ANSWER}): once committed, or
+   * with {@code ack} accepted once taken. The reply names the increments refused, by index ({@code "refused"}).
+   */
+  public Future<JsonObject> incrementEach(JsonArray increments, AckMode ack) {
+    DeliveryOptions each = new DeliveryOptions(delivery).addHeader(Addresses.ANSWER, Addresses.ANSWER_EACH)
+      .addHeader(Addresses.ACK, ack.label);
+    return bus.<JsonObject>request(Addresses.INCREMENT, increments, each)
+      .recover(failure -> Future.failedFuture(BusErrors.toApiError(failure)))
+      .map(reply -> reply.body());
   }
 
   /** Adds a batch without waiting for its commit. */
