@@ -27,8 +27,14 @@ import java.util.function.Supplier;
 
 /** Builds the store for the configured dialect, with its own small pool bound to the calling verticle. */
 public final class SqlStores {
-  /** Statements per connection the MySQL client may send before the first answer arrives. */
-  static final int MYSQL_PIPELINING_LIMIT = 16;
+  /**
+   * Statements per connection the MySQL client may send before the first answer arrives: one. When a connection dies,
+   * the MySQL client (5.0.10) fails the first command in flight and never answers those written after it: a pipelined
+   * prepare + execute of a flush on a killed session would wait out the whole attempt timeout (15 s by default), its
+   * flush stuck and the writer failing long after the database is back. A flush is one statement on a connection of
+   * its own; pipelining would save only the first prepare's round trip of each connection.
+   */
+  static final int MYSQL_PIPELINING_LIMIT = 1;
   static final int CONNECT_TIMEOUT_MS = 2_000;
   /** The MySQL server ends a session idle this long, in a transaction or not, at the least. */
   static final int MIN_SERVER_IDLE_SECONDS = 10;
