@@ -118,6 +118,30 @@ public final class GatewayConfig {
     memoryBounds = MemoryBudget.derive(this, machine);
     checkJournalBesideEmbeddedData(database, journal);
     checkAuthFailsClosed(http, auth);
+    checkTrackerNamespaces(beacon, namespaces);
+  }
+
+  /**
+   * A tracker's script sends no token, so every namespace a site is mapped to must be declared and public; the default
+   * {@code pageviews} is checked only when written (without it the endpoints answer as a beacon to it is answered).
+   */
+  private static void checkTrackerNamespaces(BeaconOptions beacon, Map<String, NamespaceOptions> namespaces) {
+    if (beacon.isTrackerNamespaceSet()) {
+      checkTrackerNamespace(BeaconOptions.TRACKER_NAMESPACE.name(), beacon.getTrackerNamespace(), namespaces);
+    }
+    beacon.getTrackerSites().forEach((site, namespace) ->
+      checkTrackerNamespace(BeaconOptions.TRACKER_SITES.name(), namespace, namespaces));
+  }
+
+  private static void checkTrackerNamespace(String key, String name, Map<String, NamespaceOptions> namespaces) {
+    NamespaceOptions namespace = namespaces.get(name);
+    if (namespace == null) {
+      throw new ConfigException(key, "'" + name + "' is not a declared namespace");
+    }
+    if (!namespace.isPublic()) {
+      throw new ConfigException(key, "'" + name + "' is not public: tracker scripts send no token (namespaces."
+        + name + ".public: true)");
+    }
   }
 
   /**

@@ -49,7 +49,7 @@ final class IncrementRoutes {
   private static final CharSequence FOLDED = HttpHeaders.createOptimized(FOLDED_HEADER);
   private static final CharSequence IGNORED = HttpHeaders.createOptimized(BeaconQuery.IGNORED_HEADER);
   /** The smallest transparent GIF (42 bytes), for beacons embedded as images. */
-  private static final Buffer PIXEL = Buffer.buffer(Base64.getDecoder().decode("R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7"));
+  static final Buffer PIXEL = Buffer.buffer(Base64.getDecoder().decode("R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7"));
   private static final CharSequence CACHE_CONTROL = HttpHeaders.createOptimized("Cache-Control");
   private static final CharSequence NO_STORE = HttpHeaders.createOptimized("no-store");
 
@@ -275,20 +275,38 @@ final class IncrementRoutes {
    */
   void takeBeacon(NamespaceOptions namespace, Increment increment, FoldReason folded, PageVisit visit,
                   HttpServerRequest request) {
+    takeBeacon(namespace, increment, folded, visit, request, IncrementRoutes::answerBeacon);
+  }
+
+  /**
+   * How a door answers a beacon once it is counted or dropped: {@code dropped} names why it was not counted (null when
+   * it was), {@code folded} why it was counted under a reserved id (null when under its own). A refusal of the write
+   * path is answered as its JSON error by every door alike.
+   */
+  interface BeaconAnswer {
+    void answer(HttpServerRequest request, String dropped, FoldReason folded);
+  }
+
+  /**
+   * As {@link #takeBeacon(NamespaceOptions, Increment, FoldReason, PageVisit, HttpServerRequest)}, answered in the
+   * door's own protocol ({@code answer}): the tracker endpoints answer what their scripts expect.
+   */
+  void takeBeacon(NamespaceOptions namespace, Increment increment, FoldReason folded, PageVisit visit,
+                  HttpServerRequest request, BeaconAnswer answer) {
     String client = ClientAddress.of(request, trustedProxies);
     ClientAddress.untrustedForwarder(request, trustedProxies, forwardedPeers);
     BeaconVerdict verdict = beaconFilter.check(namespace, request.headers(), client, increment, folded);
     if (!verdict.isCounted()) {
       // dropped: the same status, not counted
-      answerBeacon(request, verdict.dropped().label, null);
+      answer.answer(request, verdict.dropped().label, null);
       return;
     }
     writes.submit(WriteRequest.of(verdict.increment(), AckMode.ACCEPTED))
-      .onSuccess(answer -> answerTaken(namespace, verdict, request, client, answer));
+      .onSuccess(taken -> answerTaken(namespace, verdict, request, client, taken, answer));
   }
 
   private void answerTaken(NamespaceOptions namespace, BeaconVerdict verdict, HttpServerRequest request, String client,
-                           WriteAnswer answer) {
+                           WriteAnswer answer, BeaconAnswer door) {
     if (answer.isRefused()) {
       Responses.error(request.response(), answer.refusal());
       return;
@@ -297,7 +315,7 @@ final class IncrementRoutes {
     if (uniques != null && namespace.isUnique()) {
       uniques.record(verdict.increment().key(), client, request.getHeader("User-Agent"));
     }
-    answerBeacon(request, null, verdict.folded());
+    door.answer(request, null, verdict.folded());
   }
 
   /**
