@@ -76,7 +76,7 @@ public final class NamespaceOptions {
   /** The one id of a {@link #SITE} companion. */
   public static final String SITE_ID = "total";
   /**
-   * The companions every windowed namespace has, the gateway counting each beacon into them (src/DESIGN.md §6d): the
+   * The companions every windowed namespace has, the gateway counting each beacon into them (src/DESIGN.md §10 *Companion namespaces*): the
    * site total, then the referrer hosts, the campaigns, the browsers, operating systems and device classes.
    */
   public static final List<String> COMPANIONS = List.of(SITE, "sources", "campaigns", "browsers", "os", "devices");

@@ -21,7 +21,7 @@ import java.util.Set;
 import java.util.regex.Pattern;
 
 /**
- * What a counted page view adds to its windowed namespace's companions (src/DESIGN.md §6d): one view of the site
+ * What a counted page view adds to its windowed namespace's companions (src/DESIGN.md §10 *Companion namespaces*): one view of the site
  * total, of its source (the referrer's host, {@code www.} dropped; {@link #DIRECT} when there is none or it is the
  * site's own page), of its campaign ({@code utm_source / utm_medium / utm_campaign}, only when tagged), of its browser,
  * operating system and device class. Every companion of a namespace therefore sums to the namespace's views, except
