@@ -2,6 +2,7 @@ package io.countergateway.config;
 
 import io.vertx.core.json.JsonObject;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.regex.Pattern;
 
@@ -79,7 +80,15 @@ public final class NamespaceOptions {
    * The companions every windowed namespace has, the gateway counting each beacon into them (src/DESIGN.md §10 *Companion namespaces*): the
    * site total, then the referrer hosts, the campaigns, the browsers, operating systems and device classes.
    */
-  public static final List<String> COMPANIONS = List.of(SITE, "sources", "campaigns", "browsers", "os", "devices");
+  public static final List<String> COMPANIONS = List.of(SITE, "sources", "campaigns", "browsers", "os", "devices",
+    "minutes");
+  /**
+   * The site's views per minute, kept {@link #MINUTES_KEPT}: the "last hour" a site owner watches live, whatever the
+   * namespace's own bucket. One counter, {@link #SITE_ID}; no distinct visitors (a sketch a minute would cost more than
+   * the view is worth).
+   */
+  public static final String MINUTES = "minutes";
+  static final Duration MINUTES_KEPT = Duration.ofHours(2);
   /** The longest declared name of a windowed namespace: its longest companion's name fits a record type (64). */
   static final int MAX_WINDOWED_NAME = 64 - COMPANION_SEPARATOR.length() - "campaigns".length();
 
@@ -145,7 +154,8 @@ public final class NamespaceOptions {
   }
 
   /**
-   * The companion {@code dimension} of the windowed namespace {@code parent}: its window, slots and read rights; written
+   * The companion {@code dimension} of the windowed namespace {@code parent}: its window (minute buckets kept two hours
+   * for {@link #MINUTES}), slots and read rights; written
    * only by the gateway (never public, never by a client); counting distinct visitors only as the {@link #SITE} total of
    * a namespace that counts them.
    */
@@ -157,7 +167,9 @@ public final class NamespaceOptions {
     dropBots = false;
     honorDoNotTrack = false;
     honorGlobalPrivacyControl = false;
-    window = parent.window;
+    window = dimension.equals(MINUTES) ? new WindowOptions(WindowOptions.Bucket.MINUTE, MINUTES_KEPT,
+      parent.window.getMaxFutureSkew(), (int) MINUTES_KEPT.toMinutes(), parent.window.getExpiryIntervalSeconds())
+      : parent.window;
     unique = parent.unique && dimension.equals(SITE);
     idPattern = null;
     maxIdLength = null;

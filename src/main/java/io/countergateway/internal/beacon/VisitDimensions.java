@@ -10,6 +10,7 @@ import ua_parser.UserAgent;
 
 import java.net.URI;
 import java.net.URISyntaxException;
+import java.time.Clock;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -22,7 +23,7 @@ import java.util.regex.Pattern;
 
 /**
  * What a counted page view adds to its windowed namespace's companions (src/DESIGN.md §10 *Companion namespaces*): one view of the site
- * total, of its source (the referrer's host, {@code www.} dropped; {@link #DIRECT} when there is none or it is the
+ * total and its minute, of its source (the referrer's host, {@code www.} dropped; {@link #DIRECT} when there is none or it is the
  * site's own page), of its campaign ({@code utm_source / utm_medium / utm_campaign}, only when tagged), of its browser,
  * operating system and device class. Every companion of a namespace therefore sums to the namespace's views, except
  * campaigns, which sum to the tagged views.
@@ -60,6 +61,7 @@ public final class VisitDimensions {
   private static final Agent UNPARSED = new Agent(ReservedIds.OTHER, ReservedIds.OTHER, ReservedIds.OTHER);
 
   private final int storedChars;
+  private final Clock clock;
   private final Map<String, Agent> agents = new LinkedHashMap<>(256, 0.75f, true) {
     @Override
     protected boolean removeEldestEntry(Map.Entry<String, Agent> eldest) {
@@ -69,9 +71,13 @@ public final class VisitDimensions {
   /** Per companion namespace: the bucket its values are of, and those values. */
   private final Map<String, Values> values = new HashMap<>();
 
-  /** {@code storedChars}: the longest id the table stores ({@code limits.maxIdLength}). */
-  public VisitDimensions(int storedChars) {
+  /**
+   * {@code storedChars}: the longest id the table stores ({@code limits.maxIdLength}); {@code clock}: the gateway's,
+   * which put the view into its bucket, and puts it into its minute.
+   */
+  public VisitDimensions(int storedChars, Clock clock) {
     this.storedChars = storedChars;
+    this.clock = clock;
   }
 
   /**
@@ -100,6 +106,9 @@ public final class VisitDimensions {
     increments.add(bounded(namespace, "browsers", agent.browser(), bucket));
     increments.add(bounded(namespace, "os", agent.os(), bucket));
     increments.add(bounded(namespace, "devices", agent.device(), bucket));
+    NamespaceOptions minutes = namespace.companion(NamespaceOptions.MINUTES);
+    increments.add(new Increment(new CounterKey(minutes.getName(), NamespaceOptions.SITE_ID,
+      minutes.getWindow().bucketOf(clock.instant())), 1));
     return increments;
   }
 

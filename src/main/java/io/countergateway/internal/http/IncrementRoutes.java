@@ -83,7 +83,7 @@ final class IncrementRoutes {
     this.bodies = bodies;
     this.maxBodyBytes = config.getLimits().getMaxBodyBytes();
     this.maxBeaconBodyBytes = config.getBeacon().getMaxBodyBytes();
-    this.dimensions = new VisitDimensions(config.getLimits().getMaxIdLength());
+    this.dimensions = new VisitDimensions(config.getLimits().getMaxIdLength(), rules.clock());
   }
 
   /**

@@ -114,6 +114,9 @@ class CompanionNamespacesIT {
       assertThat(top(gateway, "/v1/counters/shop~devices?top=10", 14)).containsExactly(Map.entry("desktop", 8L),
         Map.entry("mobile", 3L), Map.entry("tablet", 2L), Map.entry("(other)", 1L));
       assertThat(siteSumInTable(gateway)).as("SUM in the windows table").isEqualTo(14);
+      JsonObject minutes = read(gateway, "/v1/counters/shop~minutes/total");
+      assertThat(minutes.getString("bucket")).isEqualTo("minute");
+      assertThat(minutes.getLong("total")).as("the site's views per minute, kept two hours").isEqualTo(14);
 
       // the site's visitors: a visitor of two pages is one visitor of the site
       JsonObject site = null;

@@ -1,12 +1,16 @@
 package io.countergateway.internal.beacon;
 
 import io.countergateway.config.NamespaceOptions;
+import io.countergateway.config.WindowOptions;
 import io.countergateway.internal.model.CounterKey;
 import io.countergateway.internal.model.Increment;
 import io.vertx.core.json.JsonObject;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
+import java.time.Clock;
+import java.time.Instant;
+import java.time.ZoneOffset;
 import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -23,6 +27,8 @@ class VisitDimensionsTest {
   static final String SAFARI_MAC = "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like "
     + "Gecko) Version/17.5 Safari/605.1.15";
 
+  /** 11:25 UTC: minute 29,370,565 since the epoch (hour 489,509). */
+  private static final Clock CLOCK = Clock.fixed(Instant.parse("2025-11-04T11:25:30Z"), ZoneOffset.UTC);
   private static final NamespaceOptions PAGEVIEWS = NamespaceOptions.fromJson("pageviews", new JsonObject()
     .put("public", true).put("unique", true).put("window", new JsonObject().put("bucket", "hour")));
 
@@ -56,7 +62,7 @@ class VisitDimensionsTest {
   @Test
   @DisplayName("browsers and systems are named as ua-parser names them; devices are desktop, mobile or tablet")
   void agents() {
-    VisitDimensions dimensions = new VisitDimensions(255);
+    VisitDimensions dimensions = new VisitDimensions(255, CLOCK);
     assertThat(dimensions.agent(CHROME_WINDOWS)).isEqualTo(new VisitDimensions.Agent("Chrome", "Windows", "desktop"));
     assertThat(dimensions.agent(SAFARI_IPHONE)).isEqualTo(new VisitDimensions.Agent("Mobile Safari", "iOS", "mobile"));
     assertThat(dimensions.agent(SAFARI_MAC)).isEqualTo(new VisitDimensions.Agent("Safari", "Mac OS X", "desktop"));
@@ -68,7 +74,7 @@ class VisitDimensionsTest {
   @Test
   @DisplayName("a user agent over 300 characters, or none, is (other) and never parsed; at most 2,000 are remembered")
   void agentsBounded() {
-    VisitDimensions dimensions = new VisitDimensions(255);
+    VisitDimensions dimensions = new VisitDimensions(255, CLOCK);
     VisitDimensions.Agent other = new VisitDimensions.Agent("(other)", "(other)", "(other)");
     assertThat(dimensions.agent(CHROME_WINDOWS + " x".repeat(100))).isEqualTo(other);
     assertThat(dimensions.agent(null)).isEqualTo(other);
@@ -80,9 +86,9 @@ class VisitDimensionsTest {
   }
 
   @Test
-  @DisplayName("a view adds one to the site total, its source, campaign, browser, system and device, in its bucket")
+  @DisplayName("a view adds one to the site total, its source, campaign, browser, system and device in its bucket, and to the site's minute")
   void increments() {
-    VisitDimensions dimensions = new VisitDimensions(255);
+    VisitDimensions dimensions = new VisitDimensions(255, CLOCK);
     Increment view = new Increment(new CounterKey("pageviews", "/blog/a", 42), 1);
     List<Increment> increments = dimensions.increments(PAGEVIEWS, view,
       new PageVisit("https://www.google.com/", "newsletter", "email", "spring"), "blog.example", SAFARI_IPHONE);
@@ -92,16 +98,17 @@ class VisitDimensionsTest {
       new Increment(new CounterKey("pageviews~campaigns", "newsletter / email / spring", 42), 1),
       new Increment(new CounterKey("pageviews~browsers", "Mobile Safari", 42), 1),
       new Increment(new CounterKey("pageviews~os", "iOS", 42), 1),
-      new Increment(new CounterKey("pageviews~devices", "mobile", 42), 1));
+      new Increment(new CounterKey("pageviews~devices", "mobile", 42), 1),
+      new Increment(new CounterKey("pageviews~minutes", "total", CLOCK.instant().getEpochSecond() / 60 * 60), 1));
     assertThat(dimensions.increments(PAGEVIEWS, view, PageVisit.NONE, null, CHROME_WINDOWS))
       .as("no campaign row for an untagged view").extracting(increment -> increment.key().id())
-      .containsExactly("total", "(direct)", "Chrome", "Windows", "desktop");
+      .containsExactly("total", "(direct)", "Chrome", "Windows", "desktop", "total");
   }
 
   @Test
   @DisplayName("past 1,000 values of one companion in one bucket, new values count as (other); a new bucket starts over")
   void valuesBounded() {
-    VisitDimensions dimensions = new VisitDimensions(255);
+    VisitDimensions dimensions = new VisitDimensions(255, CLOCK);
     for (int i = 0; i < VisitDimensions.MAX_VALUES; i++) {
       assertThat(source(dimensions, "https://site" + i + ".example/", 7)).isEqualTo("site" + i + ".example");
     }
@@ -117,12 +124,17 @@ class VisitDimensionsTest {
   }
 
   @Test
-  @DisplayName("a windowed namespace has six companions sharing its window, only the site total counting visitors")
+  @DisplayName("a windowed namespace has seven companions sharing its window but the minutes, only the site total counting visitors")
   void companions() {
     assertThat(PAGEVIEWS.companions()).extracting(NamespaceOptions::getName).containsExactly("pageviews~site",
-      "pageviews~sources", "pageviews~campaigns", "pageviews~browsers", "pageviews~os", "pageviews~devices");
+      "pageviews~sources", "pageviews~campaigns", "pageviews~browsers", "pageviews~os", "pageviews~devices",
+      "pageviews~minutes");
+    assertThat(PAGEVIEWS.companions().subList(0, 6)).allSatisfy(companion ->
+      assertThat(companion.getWindow()).isSameAs(PAGEVIEWS.getWindow()));
+    NamespaceOptions minutes = PAGEVIEWS.companion(NamespaceOptions.MINUTES);
+    assertThat(minutes.getWindow().getBucket()).isEqualTo(WindowOptions.Bucket.MINUTE);
+    assertThat(minutes.getWindow().getRetention()).hasHours(2);
     assertThat(PAGEVIEWS.companions()).allSatisfy(companion -> {
-      assertThat(companion.getWindow()).isSameAs(PAGEVIEWS.getWindow());
       assertThat(companion.isPublic()).isFalse();
       assertThat(companion.getParent()).isSameAs(PAGEVIEWS);
     });
