@@ -2,12 +2,14 @@ package io.countergateway;
 
 import io.countergateway.StartFailures.StartFailure;
 import io.countergateway.internal.beacon.CrawlerDetector;
+import io.countergateway.internal.beacon.VisitDimensions;
 import io.countergateway.internal.cluster.ReplicaLanes;
 import io.countergateway.internal.runtime.GatewayServices;
 import io.countergateway.internal.runtime.GatewayState;
 import io.countergateway.config.ConfigException;
 import io.countergateway.config.DatabaseOptions;
 import io.countergateway.config.GatewayConfig;
+import io.countergateway.config.NamespaceOptions;
 import io.countergateway.config.MemoryBudget;
 import io.countergateway.internal.http.ManagementVerticle;
 import io.countergateway.internal.ingest.IngestVerticle;
@@ -91,10 +93,14 @@ public final class Gateway {
     } catch (ConfigException e) {
       return Future.failedFuture(new StartFailure(StartFailures.starting(e, config), e));
     }
-    // the bot filter's rules compiled on a worker while the start goes on (the database, the schema, the journal),
-    // joined before the verticles deploy, so that no event loop waits for them
+    // the bot filter's rules (and ua-parser's, which name browsers for the companions) compiled on a worker while the
+    // start goes on (the database, the schema, the journal), joined before the verticles deploy, so that no event loop
+    // waits for them
     Future<Void> botRules = vertx.executeBlocking(() -> {
       CrawlerDetector.compile();
+      if (config.getNamespaces().values().stream().anyMatch(NamespaceOptions::isCompanion)) {
+        VisitDimensions.compile();
+      }
       return null;
     }, false);
     return vertx.executeBlocking(() -> {

@@ -98,7 +98,10 @@ public final class GatewayConfig {
     ConfigSection declared = root.section("namespaces");
     Map<String, NamespaceOptions> byName = new LinkedHashMap<>();
     for (String name : declared.json().fieldNames()) {
-      byName.put(name, NamespaceOptions.from(name, declared.section(name)));
+      NamespaceOptions namespace = NamespaceOptions.from(name, declared.section(name));
+      byName.put(name, namespace);
+      // the companions are namespaces like any other to the write path, the reads and the jobs (window, retention)
+      namespace.companions().forEach(companion -> byName.put(companion.getName(), companion));
     }
     if (byName.isEmpty()) {
       throw new ConfigException("namespaces", "must declare at least one namespace (record type)");
@@ -238,11 +241,12 @@ public final class GatewayConfig {
     return compaction;
   }
 
-  /** The declared namespace, or null: undeclared record types are refused. */
+  /** The declared namespace or a windowed one's companion, or null: undeclared record types are refused. */
   public NamespaceOptions namespace(String name) {
     return namespaces.get(name);
   }
 
+  /** The declared namespaces and, after each windowed one, its companions. */
   public Map<String, NamespaceOptions> getNamespaces() {
     return namespaces;
   }
