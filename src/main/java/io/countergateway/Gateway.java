@@ -20,6 +20,7 @@ import io.countergateway.internal.rollup.RollupVerticle;
 import io.countergateway.internal.store.CounterStore;
 import io.countergateway.internal.store.EmbeddedPostgresServer;
 import io.countergateway.internal.store.SqlStores;
+import io.countergateway.internal.write.journal.JournalInUse;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.vertx.core.Future;
@@ -220,10 +221,23 @@ public final class Gateway {
   }
 
   /**
-   * Before anything starts (the embedded database takes seconds), what another process may hold: the embedded
-   * database's data directory (a second gateway started on {@code ./data}) and the HTTP port. Blocking.
+   * Before anything starts or the database is touched (the embedded database takes seconds, the schema is created
+   * there), what another process may hold: the journal directory (a second gateway started on {@code ./journal}), the
+   * embedded database's data directory (on {@code ./data}) and the HTTP port. Blocking.
    */
   private static void checkWhatOthersMayHold(GatewayConfig config) {
+    if (config.getJournal().isEnabled()) {
+      Path journalDir = Path.of(config.getJournal().getDir()).toAbsolutePath().normalize();
+      Path held;
+      try {
+        held = JournalInUse.heldLock(journalDir);
+      } catch (IOException e) {
+        held = null; // an unreadable directory is the journal's to report when it opens it
+      }
+      if (held != null) {
+        throw new StartFailure(StartFailures.journalDirectoryInUse(journalDir, LocalProcesses.lockingFile(held)), null);
+      }
+    }
     DatabaseOptions database = config.getDatabase();
     if (database.getKind() == DatabaseOptions.Kind.EMBEDDED_POSTGRES) {
       Path dataDir = Path.of(database.getDataDir()).toAbsolutePath().normalize();

@@ -5,6 +5,7 @@ import io.countergateway.config.ConfigLoader;
 import io.countergateway.config.DatabaseOptions;
 import io.countergateway.config.GatewayConfig;
 import io.countergateway.internal.store.SqlStores;
+import io.countergateway.internal.write.journal.JournalInUse;
 import io.vertx.sqlclient.ClosedConnectionException;
 import io.vertx.sqlclient.DatabaseException;
 import org.yaml.snakeyaml.error.Mark;
@@ -153,6 +154,12 @@ final class StartFailures {
     if (failure instanceof StartFailure || failure instanceof ConfigException) {
       return failure.getMessage();
     }
+    JournalInUse journalInUse = find(failure, JournalInUse.class);
+    if (journalInUse != null) {
+      // another start took the journal since this one checked it (Gateway.checkWhatOthersMayHold)
+      return journalDirectoryInUse(journalInUse.lockFile().getParent().toAbsolutePath().normalize(),
+        LocalProcesses.lockingFile(journalInUse.lockFile()));
+    }
     Throwable bind = bindFailure(failure);
     if (bind != null) {
       return httpPort(config, oneLine(bind.getMessage()), null);
@@ -183,6 +190,12 @@ final class StartFailures {
   static String dataDirectoryInUse(Path dataDirectory, String holder) {
     return "database.dataDir: another gateway uses " + dataDirectory + (holder == null ? "" : " (" + holder + ")")
       + "; stop it, or give this one a database.dataDir (CG_DATABASE_DATA_DIR) of its own";
+  }
+
+  /** A stream lock of the journal directory is held by a live process: another gateway runs on it. */
+  static String journalDirectoryInUse(Path journalDirectory, String holder) {
+    return "journal.dir: another gateway uses " + journalDirectory + (holder == null ? "" : " (" + holder + ")")
+      + "; stop it, or give this one a journal.dir (CG_JOURNAL_DIR) of its own";
   }
 
   /**

@@ -173,6 +173,29 @@ class StartFailuresIT {
     }
   }
 
+  @Test
+  @DisplayName("a second gateway on a running one's journal directory is refused in one line naming journal.dir and "
+    + "the holder, before it creates its schema")
+  void secondGatewayOnOneJournal() throws Exception {
+    JsonObject postgres = TestDatabases.postgres();
+    JsonObject first = GatewayFixture.baseConfig(postgres, "journal_first");
+    String journal = first.getJsonObject("journal").getString("dir");
+    try (GatewayFixture running = GatewayFixture.start(first)) {
+      JsonObject second = GatewayFixture.baseConfig(postgres, "journal_second");
+      second.getJsonObject("journal").put("dir", journal);
+      Path file = dir.resolve("journal-taken.yaml");
+      Files.writeString(file, second.encodePrettily());
+
+      Run run = run(Map.of(), "--config", file.toString());
+
+      assertFailed(run, 1, "journal.dir: another gateway uses " + Path.of(journal).toAbsolutePath().normalize()
+        + " (pid " + ProcessHandle.current().pid(), "CG_JOURNAL_DIR");
+      assertThat(run.errorLines().get(0)).doesNotContain("Exception");
+      assertThat(DirectSql.longValue(running.sql(), "SELECT count(*) FROM information_schema.tables "
+        + "WHERE table_name LIKE 'journal_second%'")).as("tables the second gateway created").isZero();
+    }
+  }
+
   private static void assertFailed(Run run, int exitCode, String... named) {
     String output = String.join("\n", run.lines());
     assertThat(run.exitCode()).as(output).isEqualTo(exitCode);

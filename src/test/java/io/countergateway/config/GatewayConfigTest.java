@@ -34,6 +34,36 @@ class GatewayConfigTest {
     assertThat(config.getHttp().getHost()).isEqualTo("127.0.0.1");
   }
 
+  @ParameterizedTest(name = "{0}")
+  @ValueSource(strings = {"conf/postgres.yaml", "conf/mysql.yaml"})
+  @DisplayName("each real-database file starts beside the quick start: a port and a journal directory of its own, and "
+    + "pageviews counted as there")
+  void realDatabaseFilesStartBesideTheQuickStart(String path, Vertx vertx) {
+    GatewayConfig quickStart = await(ConfigLoader.load(vertx, "conf/gateway.yaml"));
+    GatewayConfig config = await(ConfigLoader.load(vertx, path));
+    assertThat(config.getHttp().getPort()).isNotEqualTo(quickStart.getHttp().getPort());
+    assertThat(config.getManagement().isEnabled()).as("health and metrics on http.port, as in the quick start")
+      .isEqualTo(quickStart.getManagement().isEnabled());
+    assertThat(Path.of(config.getJournal().getDir()).normalize())
+      .isNotEqualTo(Path.of(quickStart.getJournal().getDir()).normalize());
+    NamespaceOptions pageviews = config.namespace("pageviews");
+    NamespaceOptions quickPageviews = quickStart.namespace("pageviews");
+    assertThat(pageviews.isWindowed()).as("?top=N needs a window").isTrue();
+    assertThat(pageviews.getWindow().getBucket()).isEqualTo(quickPageviews.getWindow().getBucket());
+    assertThat(pageviews.getWindow().getRetention()).isEqualTo(quickPageviews.getWindow().getRetention());
+    assertThat(pageviews.isUnique()).isEqualTo(quickPageviews.isUnique()).isTrue();
+    assertThat(pageviews.isPublic()).isEqualTo(quickPageviews.isPublic()).isTrue();
+  }
+
+  @Test
+  @DisplayName("the real-database files do not share a port or a journal directory with each other")
+  void realDatabaseFilesApart(Vertx vertx) {
+    GatewayConfig postgres = await(ConfigLoader.load(vertx, "conf/postgres.yaml"));
+    GatewayConfig mysql = await(ConfigLoader.load(vertx, "conf/mysql.yaml"));
+    assertThat(postgres.getHttp().getPort()).isNotEqualTo(mysql.getHttp().getPort());
+    assertThat(postgres.getJournal().getDir()).isNotEqualTo(mysql.getJournal().getDir());
+  }
+
   @Test
   @DisplayName("the default configuration runs on an embedded PostgreSQL kept in ./data")
   void defaultIsEmbedded(Vertx vertx) {

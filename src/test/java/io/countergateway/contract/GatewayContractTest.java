@@ -296,8 +296,8 @@ abstract class GatewayContractTest {
       new Refusal("GET", "/v1/counters/downloads/a%20b", "", 400, "invalid_id", "id"),
       new Refusal("GET", "/v1/counters/downloads", "", 400, "invalid_ids", "id"),
       new Refusal("DELETE", "/v1/counters/nosuch/x", "", 404, "unknown_namespace", "type"),
-      new Refusal("PUT", "/v1/counters/downloads/{id}/increments", "", 405, "method_not_allowed", null),
-      new Refusal("GET", "/v2/anything", "", 404, "not_found", null));
+      new Refusal("PUT", "/v1/counters/downloads/{id}/increments", "", 405, "method_not_allowed", "method"),
+      new Refusal("GET", "/v2/anything", "", 404, "not_found", "path"));
   }
 
   @org.junit.jupiter.params.ParameterizedTest(name = "{0}")

@@ -19,11 +19,15 @@ import io.fabric8.kubernetes.api.model.PodTemplateSpec;
 import io.fabric8.kubernetes.api.model.Probe;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.ServiceAccount;
+import io.fabric8.kubernetes.api.model.ServicePort;
 import io.fabric8.kubernetes.api.model.Volume;
 import io.fabric8.kubernetes.api.model.VolumeMount;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.api.model.autoscaling.v2.HorizontalPodAutoscaler;
+import io.fabric8.kubernetes.api.model.networking.v1.HTTPIngressPath;
+import io.fabric8.kubernetes.api.model.networking.v1.Ingress;
+import io.fabric8.kubernetes.api.model.networking.v1.IngressRule;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyIngressRule;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyPeer;
@@ -90,7 +94,7 @@ class KubernetesManifestsTest {
   @DisplayName("every manifest under k8s/ reads into typed objects without unknown fields, and every file is used")
   void everyManifestIsTypedAndUsed() throws IOException {
     Set<Path> referenced = new TreeSet<>();
-    for (String overlay : List.of("postgres", "mysql", "sidecar")) {
+    for (String overlay : List.of("postgres", "mysql", "sidecar", "ingress")) {
       collectFiles(Manifests.ROOT.resolve("k8s/overlays/" + overlay).normalize(), referenced);
     }
     List<Path> files;
@@ -106,7 +110,7 @@ class KubernetesManifestsTest {
   }
 
   @ParameterizedTest(name = "{0}")
-  @ValueSource(strings = {"postgres", "mysql", "sidecar"})
+  @ValueSource(strings = {"postgres", "mysql", "sidecar", "ingress"})
   @DisplayName("each overlay's gateway configuration is made of real keys, and its probes, ports and grace period fit it")
   void overlayFitsTheCode(String overlay) {
     List<HasMetadata> objects = Manifests.build(Path.of("k8s/overlays", overlay));
@@ -203,7 +207,7 @@ class KubernetesManifestsTest {
   }
 
   @ParameterizedTest(name = "{0}")
-  @ValueSource(strings = {"postgres", "mysql", "sidecar"})
+  @ValueSource(strings = {"postgres", "mysql", "sidecar", "ingress"})
   @DisplayName("kustomize itself (kubectl kustomize) renders each overlay into the same typed objects")
   void kustomizeRendersTheSame(String overlay) throws Exception {
     Assumptions.assumeTrue(onPath("kubectl"), "kubectl is not installed");
@@ -354,7 +358,7 @@ class KubernetesManifestsTest {
    * the pods.
    */
   private static void checkNetworkPolicy(List<HasMetadata> objects, Map<String, String> podLabels, GatewayConfig config) {
-    NetworkPolicy policy = only(objects, NetworkPolicy.class).get(0);
+    NetworkPolicy policy = networkPolicy(objects, IMAGE);
     assertThat(podLabels).containsAllEntriesOf(policy.getSpec().getPodSelector().getMatchLabels());
     assertThat(policy.getSpec().getPolicyTypes()).containsExactly("Ingress");
     Map<Set<Integer>, List<NetworkPolicyPeer>> peersByPorts = new HashMap<>();
@@ -392,6 +396,70 @@ class KubernetesManifestsTest {
       assertThat(podLabels).containsAllEntriesOf(peer.getPodSelector().getMatchLabels());
       assertThat(peer.getPodSelector().getMatchLabels()).isNotEmpty();
     });
+  }
+
+  private static NetworkPolicy networkPolicy(List<HasMetadata> objects, String name) {
+    return only(objects, NetworkPolicy.class).stream().filter(policy -> policy.getMetadata().getName().equals(name))
+      .findFirst().orElseThrow(() -> new AssertionError("no NetworkPolicy " + name));
+  }
+
+  /**
+   * The ingress overlay: an Ingress that routes the public beacon paths, and only those, to the Service's http port (the
+   * one the gateway's http.port listens on), and a NetworkPolicy that admits the ingress controller's namespace to
+   * that port and nothing else; the base's policy still holds for the rest.
+   */
+  @Test
+  @DisplayName("the ingress overlay routes only the public beacon paths to the http port, and admits the ingress "
+    + "controller's namespace to that port only")
+  void ingressRoutesBeaconsThroughItsNamespace() {
+    List<HasMetadata> objects = Manifests.build(Path.of("k8s/overlays/ingress"));
+    StatefulSet workload = only(objects, StatefulSet.class).get(0);
+    PodSpec pod = workload.getSpec().getTemplate().getSpec();
+    Container gateway = pod.getContainers().stream().filter(container -> container.getImage().equals(IMAGE))
+      .findFirst().orElseThrow();
+    GatewayConfig config = effectiveConfig(gateway, pod, objects);
+    Service service = only(objects, Service.class).get(0);
+    ServicePort http = service.getSpec().getPorts().stream()
+      .filter(port -> port.getName().equals("http")).findFirst().orElseThrow();
+    assertThat(portNumber(http.getTargetPort(), gateway)).as("the Service's http port reaches http.port")
+      .isEqualTo(config.getHttp().getPort());
+
+    Ingress ingress = only(objects, Ingress.class).get(0);
+    assertThat(ingress.getMetadata().getLabels()).containsAllEntriesOf(recommendedLabels());
+    Map<String, String> paths = new HashMap<>();
+    for (IngressRule rule : ingress.getSpec().getRules()) {
+      for (HTTPIngressPath path : rule.getHttp().getPaths()) {
+        paths.put(path.getPath(), path.getPathType());
+        assertThat(path.getBackend().getService().getName()).as(path.getPath()).isEqualTo(service.getMetadata().getName());
+        assertThat(path.getBackend().getService().getPort().getName()).as(path.getPath()).isEqualTo(http.getName());
+      }
+    }
+    assertThat(paths).as("the public paths: beacon.js's beacon and script, GoatCounter's, Umami's and Plausible's")
+      .isEqualTo(Map.of("/v1/beacon", "Prefix", "/v1/beacon.js", "Exact", "/count", "Exact", "/api/send", "Exact",
+        "/api/event", "Exact"));
+    Set<String> routes = routes(config);
+    assertThat(routes).as("the gateway serves the beacon and its script").contains("/v1/beacon.js")
+      .anySatisfy(route -> assertThat(route).startsWith("/v1/beacon/"));
+    assertThat(config.getHttp().getTrustedProxies().contains("10.1.2.3"))
+      .as("a controller pod's X-Forwarded-For names the browser").isTrue();
+
+    NetworkPolicy admitted = networkPolicy(objects, IMAGE + "-ingress");
+    assertThat(admitted.getSpec().getPodSelector().getMatchLabels())
+      .isEqualTo(networkPolicy(objects, IMAGE).getSpec().getPodSelector().getMatchLabels());
+    assertThat(admitted.getSpec().getPolicyTypes()).containsExactly("Ingress");
+    assertThat(admitted.getSpec().getIngress()).singleElement().satisfies(rule -> {
+      assertThat(rule.getPorts()).singleElement().satisfies(port -> {
+        assertThat(port.getProtocol()).isEqualTo("TCP");
+        assertThat(port.getPort().getIntVal()).isEqualTo(config.getHttp().getPort());
+      });
+      assertThat(rule.getFrom()).singleElement().satisfies(peer -> {
+        assertThat(peer.getPodSelector()).as("every pod of the controller's namespace").isNull();
+        assertThat(peer.getIpBlock()).isNull();
+        assertThat(peer.getNamespaceSelector().getMatchLabels())
+          .containsExactly(Map.entry("kubernetes.io/metadata.name", "ingress-nginx"));
+      });
+    });
+    checkNetworkPolicy(objects, workload.getSpec().getTemplate().getMetadata().getLabels(), config);
   }
 
   /**

@@ -40,6 +40,8 @@ class LibraryArtifactIT {
   private static final Path CONSUMER = Path.of("src/test/resources/library-consumer/Consumer.java");
   /** The README's library example, as a reader copies it. */
   static final Path EXAMPLE = Path.of("src/examples/library/CountDownloads.java");
+  /** The example project docs/library.md links: a pom.xml and a main, built and run with plain Maven. */
+  static final Path EXAMPLE_PROJECT = Path.of("docs/library-example");
   /** The SLF4J backend the consumer picks: the version of the API the library is built against. */
   private static final String SLF4J_VERSION = PomFile.dependencyVersion("slf4j-api");
 
@@ -47,24 +49,21 @@ class LibraryArtifactIT {
   static Path dir;
   private String version;
   private List<String> classpath;
+  private Path repository;
 
   @BeforeAll
   void resolveTheConsumersClasspath() throws Exception {
     version = PomFile.version();
     Path thinJar = Path.of("target", "counter-gateway-" + version + ".jar");
     assertThat(thinJar).as("the thin jar (mvn package makes it)").isRegularFile();
-    Path repository = localRepository(thinJar);
+    repository = localRepository(thinJar);
     Path consumer = Files.createDirectories(dir.resolve("consumer"));
     Files.writeString(consumer.resolve("pom.xml"), consumerPom());
     Path classpathFile = dir.resolve("classpath.txt");
     List<String> command = List.of("mvn", "-q", "-B", "-f", consumer.resolve("pom.xml").toString(),
       "-Dmaven.repo.local=" + repository, "org.apache.maven.plugins:maven-dependency-plugin:" + DEPENDENCY_PLUGIN
         + ":build-classpath", "-Dmdep.outputFile=" + classpathFile, "-Dmdep.includeScope=runtime");
-    // offline, as this build runs; a machine whose repository lacks the plugin's own dependencies fetches them once
-    // (into ~/.m2, through the links)
-    if (maven(withOffline(command)) != 0) {
-      assertThat(maven(command)).as(Files.readString(dir.resolve("maven.log"))).isZero();
-    }
+    mavenOfflineFirst(command, dir, dir.resolve("maven.log"));
     classpath = Arrays.asList(Files.readString(classpathFile).strip().split(java.io.File.pathSeparator));
   }
 
@@ -106,6 +105,43 @@ class LibraryArtifactIT {
     assertThat(example.output()).doesNotContain("HTTP on port 8080");
     assertThat(home.resolve("counter-data/PG_VERSION")).isRegularFile();
     assertThat(home.resolve("counter-data/postmaster.pid")).doesNotExist();
+  }
+
+  @Test
+  @DisplayName("the example project of docs/library.md builds with plain mvn package and, run with mvn exec:java, "
+    + "prints the total")
+  void theExampleProjectBuildsAndRuns() throws Exception {
+    Path project = dir.resolve("library-example");
+    copyProject(EXAMPLE_PROJECT, project);
+    Path log = project.resolve("maven.log");
+    String repo = "-Dmaven.repo.local=" + repository;
+
+    mavenOfflineFirst(List.of("mvn", "-q", "-B", repo, "package"), project, log);
+    assertThat(project.resolve("target/count-downloads-1.0.jar")).isRegularFile();
+    mavenOfflineFirst(List.of("mvn", "-q", "-B", repo, "exec:java"), project, log);
+
+    assertThat(Files.readString(log)).contains("downloads of repo:42: 3").doesNotContain("counting failed", "ERROR");
+    assertThat(project.resolve("counter-data/PG_VERSION")).as("the embedded database, in the project's directory")
+      .isRegularFile();
+    assertThat(project.resolve("counter-data/postmaster.pid")).as("stopped with the gateway").doesNotExist();
+  }
+
+  /** The project's own files, without what a build or a run left there. */
+  private static void copyProject(Path from, Path to) throws IOException {
+    try (Stream<Path> files = Files.walk(from)) {
+      for (Path file : files.toList()) {
+        Path relative = from.relativize(file);
+        String top = relative.getNameCount() == 0 ? "" : relative.getName(0).toString();
+        if (top.equals("target") || top.startsWith("counter-")) {
+          continue;
+        }
+        if (Files.isDirectory(file)) {
+          Files.createDirectories(to.resolve(relative.toString()));
+        } else {
+          Files.copy(file, to.resolve(relative.toString()));
+        }
+      }
+    }
   }
 
   @Test
@@ -160,10 +196,25 @@ class LibraryArtifactIT {
     return offline;
   }
 
-  private static int maven(List<String> command) throws IOException, InterruptedException {
-    Process maven = new ProcessBuilder(command).redirectErrorStream(true)
-      .redirectOutput(dir.resolve("maven.log").toFile()).start();
-    assertThat(maven.waitFor(300, TimeUnit.SECONDS)).as("Maven resolved the consumer in time").isTrue();
+  /**
+   * Runs Maven offline, as this build runs; a machine whose repository lacks a plugin's own dependencies fetches them
+   * once (into ~/.m2, through the links) and runs it again. Fails unless one of the two succeeds.
+   */
+  private static void mavenOfflineFirst(List<String> command, Path directory, Path log)
+    throws IOException, InterruptedException {
+    if (maven(withOffline(command), directory, log) != 0) {
+      assertThat(maven(command, directory, log)).as(Files.readString(log)).isZero();
+    }
+  }
+
+  private static int maven(List<String> command, Path directory, Path log) throws IOException, InterruptedException {
+    Process maven = new ProcessBuilder(command).directory(directory.toFile()).redirectErrorStream(true)
+      .redirectOutput(log.toFile()).start();
+    boolean ended = maven.waitFor(300, TimeUnit.SECONDS);
+    if (!ended) {
+      maven.destroyForcibly();
+    }
+    assertThat(ended).as("Maven ended in time: " + Files.readString(log)).isTrue();
     return maven.exitValue();
   }
 

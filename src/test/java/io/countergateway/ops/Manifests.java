@@ -12,6 +12,7 @@ import io.fabric8.kubernetes.api.model.ServiceAccount;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.api.model.autoscaling.v2.HorizontalPodAutoscaler;
+import io.fabric8.kubernetes.api.model.networking.v1.Ingress;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
 
@@ -45,7 +46,8 @@ final class Manifests {
     "ConfigMap", ConfigMap.class,
     "PodDisruptionBudget", PodDisruptionBudget.class,
     "HorizontalPodAutoscaler", HorizontalPodAutoscaler.class,
-    "NetworkPolicy", NetworkPolicy.class);
+    "NetworkPolicy", NetworkPolicy.class,
+    "Ingress", Ingress.class);
 
   /** The part of kustomize's schema this project uses; anything else in a kustomization.yaml fails to read. */
   record Kustomization(String apiVersion, String kind, List<String> resources, List<Generator> configMapGenerator,

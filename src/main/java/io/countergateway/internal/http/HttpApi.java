@@ -207,7 +207,7 @@ public final class HttpApi {
   private static void elsewhere(Router router, int managementPort) {
     for (String path : MANAGEMENT_ROUTES) {
       router.get(path).handler(ctx -> Responses.error(ctx, new ApiError(404, "not_found", path + " is served on the "
-        + "management port (" + ManagementOptions.PORT.name() + ": " + managementPort + "), not on this one", null)));
+        + "management port (" + ManagementOptions.PORT.name() + ": " + managementPort + "), not on this one", PATH_FIELD)));
     }
   }
 
@@ -445,13 +445,20 @@ public final class HttpApi {
       .collect(java.util.stream.Collectors.joining(", "));
   }
 
+  /** The {@code field} of a 404 for an unknown route: the request's path. */
+  static final String PATH_FIELD = "path";
+  /** The {@code field} of a 405: the request's method. */
+  static final String METHOD_FIELD = "method";
+
   /** Refusals from the router itself also carry the JSON error body. */
   private static void errorPages(Router router) {
     router.errorHandler(400, ctx -> Responses.error(ctx, ApiError.badRequest("bad_request", null, "the request is malformed")));
     // the CORS handler refuses an Origin that http.corsOrigins does not list with a bare-text 403
     router.errorHandler(403, ctx -> Responses.error(ctx, new ApiError(403, "origin_not_allowed",
       "the Origin is not allowed by http.corsOrigins", "Origin")));
-    router.errorHandler(404, ctx -> Responses.error(ctx, new ApiError(404, "not_found", "no such route", null)));
+    // the part at fault, as every refusal names one: the path for a route that does not exist, the method for one
+    // that does not take it
+    router.errorHandler(404, ctx -> Responses.error(ctx, new ApiError(404, "not_found", "no such route", PATH_FIELD)));
     router.errorHandler(405, ctx -> {
       String allow = allowedMethods(router, ctx.request().path());
       if (!allow.isEmpty()) {
@@ -459,7 +466,7 @@ public final class HttpApi {
       }
       Responses.error(ctx, new ApiError(405, "method_not_allowed",
         "this route does not take " + (isHead(ctx) ? HttpMethod.HEAD : ctx.request().method())
-          + (allow.isEmpty() ? "" : "; it takes " + allow), null));
+          + (allow.isEmpty() ? "" : "; it takes " + allow), METHOD_FIELD));
     });
     router.errorHandler(413, ctx -> Responses.error(ctx, new ApiError(413, "body_too_large",
       "the body exceeds limits.maxBodyBytes", "body")));

@@ -117,7 +117,7 @@ class AnswersThatSayWhyIT {
   @DisplayName("a 405 says which methods the route takes in Allow")
   void allowOn405() {
     HttpResponse<Buffer> put = send(HttpMethod.PUT, "/v1/counters/likes/a/increments");
-    refused(put, 405, "method_not_allowed", null);
+    refused(put, 405, "method_not_allowed", "method");
     assertThat(put.getHeader("Allow")).isEqualTo("POST");
     HttpResponse<Buffer> post = send(HttpMethod.POST, "/v1/counters/likes/a");
     assertThat(post.statusCode()).isEqualTo(405);

@@ -50,10 +50,10 @@ final class SegmentFiles {
   /** Takes this stream's lock in the directory: two gateways on one journal directory would replay each other's. */
   void lock() throws IOException {
     files.createDirectories(dir);
-    lock = files.lock(dir.resolve("journal-" + index + ".lock"));
+    Path file = dir.resolve(JournalInUse.lockName(index));
+    lock = files.lock(file);
     if (lock == null) {
-      throw new IllegalStateException("the journal directory " + dir + " is in use by another gateway (journal-" + index
-        + ".lock is held); give each gateway a journal.dir of its own");
+      throw new JournalInUse(dir, file);
     }
   }
 
