@@ -101,10 +101,15 @@ public final class DatabaseOptions {
   private final SslMode sslMode;
   private final String sslCaFile;
   private final Pooler pooler;
+  /**
+   * Not a key: the {@code synchronous_commit} the gateway's PostgreSQL sessions set, chosen at start from the
+   * replication set-up (docs/guarantees.md "Replicated databases: what a failover keeps"); null keeps the server's.
+   */
+  private final String synchronousCommit;
 
   private DatabaseOptions(Kind kind, String host, int port, String name, String user, String password, String table,
                           String dataDir, int readPoolSize, boolean createSchema, SslMode sslMode, String sslCaFile,
-                          Pooler pooler) {
+                          Pooler pooler, String synchronousCommit) {
     this.kind = kind;
     this.host = host;
     this.port = port;
@@ -118,6 +123,7 @@ public final class DatabaseOptions {
     this.sslMode = sslMode;
     this.sslCaFile = sslCaFile;
     this.pooler = pooler;
+    this.synchronousCommit = synchronousCommit;
   }
 
   static DatabaseOptions from(ConfigSection section) {
@@ -149,7 +155,7 @@ public final class DatabaseOptions {
     return new DatabaseOptions(kind, section.get(HOST), section.get(PORT, defaultPort), section.get(NAME),
       section.get(USER, kind == Kind.MYSQL ? "root" : "postgres"), Secrets.resolve(section, PASSWORD, PASSWORD_FILE),
       section.get(TABLE), section.get(DATA_DIR), section.get(READ_POOL_SIZE), section.get(CREATE_SCHEMA), sslMode,
-      caFile, pooler);
+      caFile, pooler, null);
   }
 
   /** Options from a mapping as the file's {@code database} section would hold it (tests, tools). */
@@ -160,7 +166,13 @@ public final class DatabaseOptions {
   /** A copy reaching the server at another endpoint: the embedded database's, known once it has started. */
   public DatabaseOptions withEndpoint(String host, int port, String user, String password) {
     return new DatabaseOptions(kind, host, port, name, user, password, table, dataDir, readPoolSize, createSchema,
-      sslMode, sslCaFile, pooler);
+      sslMode, sslCaFile, pooler, synchronousCommit);
+  }
+
+  /** A copy whose PostgreSQL sessions commit at {@code level} ({@code synchronous_commit}; null: the server's). */
+  public DatabaseOptions withSynchronousCommit(String level) {
+    return new DatabaseOptions(kind, host, port, name, user, password, table, dataDir, readPoolSize, createSchema,
+      sslMode, sslCaFile, pooler, level);
   }
 
   public boolean isPostgres() {
@@ -220,6 +232,11 @@ public final class DatabaseOptions {
 
   public Pooler getPooler() {
     return pooler;
+  }
+
+  /** The {@code synchronous_commit} of the gateway's PostgreSQL sessions; null keeps the server's. */
+  public String getSynchronousCommit() {
+    return synchronousCommit;
   }
 
   @Override

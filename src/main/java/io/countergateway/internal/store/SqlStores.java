@@ -186,15 +186,20 @@ public final class SqlStores {
       List.of(READ_COMMITTED)).using(vertx).build();
   }
 
+  /** What the start learns of the database: the id it keeps in its schema, and what a failover of it can lose. */
+  public record Identified(String id, ReplicationSetup replication) {
+  }
+
   /**
    * Once the schema is there: every right the gateway's statements use ({@link DatabaseRights}, refused naming
    * {@code database.user}), then the database's identity ({@link SchemaUpgrade#identity}), which the journal records
-   * beside what it holds. One connection, closed after.
+   * beside what it holds, and its replication set-up ({@link ReplicationSetup}). One connection, closed after.
    */
-  public static Future<String> checkRightsAndIdentify(Vertx vertx, DatabaseOptions options) {
+  public static Future<Identified> checkRightsAndIdentify(Vertx vertx, DatabaseOptions options) {
     Pool pool = pool(vertx, options, "start-checks", 1);
     return DatabaseRights.check(pool, options)
       .compose(v -> new SchemaUpgrade(options.isPostgres(), options.getTable()).identity(pool))
+      .compose(id -> ReplicationSetup.read(pool, options.isPostgres()).map(setup -> new Identified(id, setup)))
       .eventually(pool::close);
   }
 
