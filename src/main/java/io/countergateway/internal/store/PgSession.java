@@ -74,7 +74,8 @@ final class PgSession {
 
   /** One connection outside any pool, with the settings in force. */
   Future<PgConnection> open(Vertx vertx) {
-    Future<PgConnection> connecting = PgConnection.connect(vertx, connect());
+    Future<PgConnection> connecting = SqlStores.target(vertx, options, connect())
+      .compose(connect -> PgConnection.connect(vertx, (PgConnectOptions) connect));
     if (!behindPooler()) {
       return connecting;
     }
