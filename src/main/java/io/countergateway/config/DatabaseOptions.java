@@ -174,6 +174,12 @@ public final class DatabaseOptions {
       throw new ConfigException(section.key(HOSTS), "must be empty with database.kind embedded-postgres, which is one "
         + "server the gateway starts itself");
     }
+    for (ConfigKey<?> single : List.of(HOST, PORT)) {
+      if (!hosts.isEmpty() && section.has(single)) {
+        throw new ConfigException(section.key(single), "must not be set with " + section.key(HOSTS) + ", which lists "
+          + "every server with its port");
+      }
+    }
     String host = hosts.isEmpty() ? section.get(HOST) : hosts.get(0).host();
     int port = hosts.isEmpty() ? section.get(PORT, defaultPort) : hosts.get(0).port();
     return new DatabaseOptions(kind, host, port, section.get(NAME),

@@ -45,6 +45,9 @@ class HostsConfigTest {
       .hasMessageStartingWith("database.hosts: 'pg-a:70000': the port must be within 1 – 65535");
     assertThatThrownBy(() -> postgres(List.of("pg-a:5432", "pg-a:5432")))
       .hasMessageStartingWith("database.hosts: lists pg-a:5432 twice");
+    assertThatThrownBy(() -> DatabaseOptions.fromJson(new JsonObject().put("kind", "postgres").put("port", 5433)
+      .put("hosts", new JsonArray().add("a:1"))))
+      .hasMessageStartingWith("database.port: must not be set with database.hosts");
     assertThatThrownBy(() -> DatabaseOptions.fromJson(new JsonObject().put("hosts", new JsonArray().add("a:1"))))
       .hasMessageStartingWith("database.hosts: must be empty with database.kind embedded-postgres");
   }

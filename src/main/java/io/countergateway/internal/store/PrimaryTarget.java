@@ -30,6 +30,11 @@ import java.util.function.Supplier;
  * write; either replaces the pool.
  */
 public final class PrimaryTarget implements Supplier<Future<SqlConnectOptions>> {
+  /**
+   * One host's check: a connection and one query. Longer than a connection's timeout, as a busy machine may take
+   * seconds to answer; a host that does not answer costs it only until another is found writable, which is asked first.
+   */
+  static final long CHECK_TIMEOUT_MS = 5_000;
   private final Vertx vertx;
   private final boolean postgres;
   private final List<SqlConnectOptions> candidates;
@@ -45,14 +50,14 @@ public final class PrimaryTarget implements Supplier<Future<SqlConnectOptions>> 
   }
 
   /** {@code base}: every setting of a connection but the server; one candidate per host of {@code options}. */
-  static PrimaryTarget of(Vertx vertx, DatabaseOptions options, SqlConnectOptions base, long timeoutMs) {
+  static PrimaryTarget of(Vertx vertx, DatabaseOptions options, SqlConnectOptions base) {
     List<SqlConnectOptions> candidates = new ArrayList<>();
     for (DatabaseOptions.Endpoint endpoint : options.getHosts()) {
       SqlConnectOptions copy = options.isPostgres() ? new PgConnectOptions((PgConnectOptions) base)
         : new MySQLConnectOptions((MySQLConnectOptions) base);
       candidates.add(copy.setHost(endpoint.host()).setPort(endpoint.port()));
     }
-    return new PrimaryTarget(vertx, options.isPostgres(), List.copyOf(candidates), timeoutMs);
+    return new PrimaryTarget(vertx, options.isPostgres(), List.copyOf(candidates), CHECK_TIMEOUT_MS);
   }
 
   /** The connection settings of the host that takes writes now; fails naming each host and why it was passed. */

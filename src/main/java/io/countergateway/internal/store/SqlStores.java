@@ -140,13 +140,13 @@ public final class SqlStores {
   private static ClientBuilder<Pool> connecting(ClientBuilder<Pool> builder, Vertx vertx, DatabaseOptions options,
                                                 SqlConnectOptions connect) {
     return options.getHosts().isEmpty() ? builder.connectingTo(connect)
-      : builder.connectingTo(PrimaryTarget.of(vertx, options, connect, CONNECT_TIMEOUT_MS));
+      : builder.connectingTo(PrimaryTarget.of(vertx, options, connect));
   }
 
   /** As {@link #connecting}, for one connection outside any pool: the settings of the server to open it to. */
   static Future<SqlConnectOptions> target(Vertx vertx, DatabaseOptions options, SqlConnectOptions connect) {
     return options.getHosts().isEmpty() ? Future.succeededFuture(connect)
-      : PrimaryTarget.of(vertx, options, connect, CONNECT_TIMEOUT_MS).get();
+      : PrimaryTarget.of(vertx, options, connect).get();
   }
 
   /** A pool builder whose every new connection first runs {@code statements} (its session settings) before use. */
