@@ -19,6 +19,7 @@ import io.countergateway.internal.read.ReadVerticle;
 import io.countergateway.internal.rollup.RollupVerticle;
 import io.countergateway.internal.store.CounterStore;
 import io.countergateway.internal.store.EmbeddedPostgresServer;
+import io.countergateway.internal.store.ReplicationSetup;
 import io.countergateway.internal.store.SqlStores;
 import io.countergateway.internal.write.journal.JournalInUse;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -37,6 +38,8 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
+import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
@@ -57,7 +60,8 @@ public final class Gateway {
   private static final long PREPARE_RETRY_SECONDS = 5;
 
   private final Vertx vertx;
-  private final GatewayServices services;
+  /** Replaced once, when the start has read the replication set-up (the write sessions' commit level). */
+  private volatile GatewayServices services;
   /** The bound HTTP port, read back from the ingest verticles' shared server once it listens. */
   private volatile int port;
   /** The bound management port ({@code management.port}), 0 without one. */
@@ -201,7 +205,19 @@ public final class Gateway {
    */
   private Future<Void> checkRightsAndIdentify() {
     return SqlStores.checkRightsAndIdentify(vertx, services.config().getDatabase())
-      .onSuccess(id -> services.state().databaseIdentified(id)).mapEmpty();
+      .onSuccess(identified -> {
+        services.state().databaseIdentified(identified.id());
+        ReplicationSetup replication = identified.replication();
+        LOG.atInfo().addKeyValue("event", "replication").addKeyValue("failover_loses", replication.kind().name()
+          .toLowerCase(Locale.ROOT)).log(replication.line());
+        // the write pools are made at deploy, after this, from the services of that moment; a gateway that started
+        // without its database made them already, with the server's level (docs/guarantees.md)
+        DatabaseOptions database = services.config().getDatabase();
+        if (!Objects.equals(replication.commitLevel(), database.getSynchronousCommit())) {
+          services = services.withConfig(services.config().withDatabase(
+            database.withSynchronousCommit(replication.commitLevel())));
+        }
+      }).mapEmpty();
   }
 
   /** Whether {@code journal.dir} holds segment files an earlier run left (blocking: on a worker). */
