@@ -79,6 +79,8 @@ public final class EventBusCluster {
     Config config = ConfigUtil.loadConfig();
     config.setClusterName(options.getMembershipName());
     config.setProperty("hazelcast.logging.type", "slf4j");
+    // Hazelcast prefixes every line with the cluster name, which admits its holders: the lines go without it
+    config.setProperty("hazelcast.logging.details.enabled", "false");
     config.setProperty("hazelcast.phone.home.enabled", "false");
     // the gateway's own SIGTERM handler drains first, then closes Vert.x, which leaves the cluster
     config.setProperty("hazelcast.shutdownhook.enabled", "false");

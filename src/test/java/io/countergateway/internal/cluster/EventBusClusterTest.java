@@ -44,6 +44,7 @@ class EventBusClusterTest {
     // Hazelcast admits members and clients by this name alone: it holds the secret
     assertThat(config.getClusterName()).startsWith("counter-gateway-").isNotEqualTo("counter-gateway")
       .doesNotContain(SECRET);
+    assertThat(config.getProperty("hazelcast.logging.details.enabled")).as("no log line carries that name").isEqualTo("false");
   }
 
   private static final String SECRET = "0123456789abcdef0123456789abcdef";
