@@ -78,7 +78,7 @@ public final class ClusterOptions {
     "the PEM private key of `tls.certFile`");
   public static final ConfigKey<String> TLS_CA_FILE = KEYS.defineOptional("tls.caFile", MEDIUM, STRING, any(),
     "PEM CA that every member's certificate must chain to; a peer without such a certificate is refused both ways");
-  /** Shared by every member; the membership port admits only holders (docs/security.md "Clustered event bus"). */
+  /** Shared by every member: Hazelcast admits only its holders (docs/security.md "Clustered event bus: members only"). */
   public static final ConfigKey<String> SECRET = KEYS.define("secret", MEDIUM, STRING, "", any(),
     "the cluster's shared secret (never logged), at least " + MIN_SECRET_LENGTH + " characters: a process "
       + "without it cannot join the membership or read its maps; usually from `CG_CLUSTER_SECRET` or `secretFile`");
@@ -87,7 +87,7 @@ public final class ClusterOptions {
 
   static {
     KEYS.retired("insecure", "a clustered bus always runs TLS with client certificates and needs cluster.secret "
-      + "(docs/security.md \"Clustered event bus\")");
+      + "(docs/security.md \"Clustered event bus: members only\")");
   }
 
   private final boolean enabled;

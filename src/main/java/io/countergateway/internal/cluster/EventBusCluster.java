@@ -73,7 +73,7 @@ public final class EventBusCluster {
    * Hazelcast's minute, so a dead gateway's consumers leave the routing table while senders still wait. The cluster
    * name is derived from the secret ({@link ClusterOptions#getMembershipName()}): Hazelcast's open-source edition
    * admits a joining member, and a client, on that name alone, and runs no operation a non-member sends, so a process
-   * without the secret can neither join nor read the maps (docs/security.md "Clustered event bus").
+   * without the secret can neither join nor read the maps (docs/security.md "Clustered event bus: members only").
    */
   static Config hazelcastConfig(ClusterOptions options) {
     Config config = ConfigUtil.loadConfig();
