@@ -118,6 +118,55 @@ class PostgresFailoverIT {
   }
 
   @Test
+  @DisplayName("a failover to an asynchronous standby whose link stalled loses increments answered in the stall, as the start said, and counts none twice")
+  void asynchronousFailoverLosesTheStall() {
+    try (StreamingPostgres servers = StreamingPostgres.start(DATABASE, false, List.of())) {
+      JsonObject config = GatewayFixture.baseConfig(servers.config(DATABASE), TABLE);
+      config.put("batching", new JsonObject().put("retryBackoff", "50ms").put("retryBackoffMax", "300ms"));
+      GatewayFixture fixture = GatewayFixture.start(config);
+      boolean stopped = false;
+      try {
+        String prefix = Faults.uniquePrefix("async-failover");
+        IncrementLoad load = new IncrementLoad(tools, fixture.gateway.port(), "downloads", prefix, CLIENTS,
+          ACCEPTED_CLIENTS, 100_000, 45_000);
+        Future<Void> loadDone = load.start();
+        load.awaitAnswered(FaultSuite.ANSWERED, 5_000);
+        servers.stallStandby();
+        long stalledAt = System.nanoTime();
+        load.awaitAnswered(FaultSuite.ANSWERED, 5_000);
+        long stallMs = millisSince(stalledAt);
+        servers.crashPrimary();
+        servers.cutStalledLink();
+        servers.promoteStandby();
+        long resumedAt = System.nanoTime();
+        load.awaitAnswered(FaultSuite.ANSWERED, 20_000);
+        load.finish();
+        await(loadDone, 60);
+        List<IncrementLoad.Outcome> outcomes = load.outcomes();
+        long answeredAfter = outcomes.stream().filter(o -> o.sentAt - resumedAt > 0 && o.status / 100 == 2).count();
+
+        await(fixture.stopGateway(), 60);
+        stopped = true;
+        Map<String, Long> sums = await(sums(servers.standbyPort, prefix), 30);
+        Ledger.Verdict ledger = IncrementLoad.verdict("PostgreSQL asynchronous failover, link stalled", outcomes, sums);
+        System.out.println(ledger.summary() + " | link stalled " + stallMs + " ms before the kill, " + answeredAfter
+          + " answered 200/202 after the promotion");
+
+        assertThat(ledger.overCounted).as("%s: counted twice", ledger.summary()).isZero();
+        assertThat(ledger.lost).as("increments answered while the link stalled, missing on the promoted standby")
+          .isPositive();
+        assertThat(answeredAfter).as("increments answered by the promoted standby, the gateway not restarted")
+          .isGreaterThanOrEqualTo(2L * FaultSuite.ANSWERED);
+      } finally {
+        if (!stopped) {
+          FaultSuite.stopQuietly(fixture);
+        }
+        await(fixture.vertx.close(), 30);
+      }
+    }
+  }
+
+  @Test
   @DisplayName("a standby listed first is passed over for the primary, the start says an asynchronous standby can lose the last increments, and a list of standbys only is refused naming database.hosts")
   void neverWritesToAStandby() {
     Logger root = (Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
