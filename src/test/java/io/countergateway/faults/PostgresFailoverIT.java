@@ -8,6 +8,7 @@ import io.countergateway.testing.Ledger;
 import io.countergateway.testing.StreamingPostgres;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.pgclient.PgConnectOptions;
 import io.vertx.pgclient.PgConnection;
@@ -27,6 +28,7 @@ import java.util.Map;
 import static io.countergateway.faults.Faults.await;
 import static io.countergateway.faults.Faults.millisSince;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * docs/guarantees.md "Replicated databases: what a failover keeps", on real servers: a PostgreSQL primary with a
@@ -110,6 +112,93 @@ class PostgresFailoverIT {
         }
         await(fixture.vertx.close(), 30);
       }
+    } finally {
+      root.detachAppender(logged);
+    }
+  }
+
+  @Test
+  @DisplayName("a failover to an asynchronous standby whose link stalled loses increments answered in the stall, as the start said, and counts none twice")
+  void asynchronousFailoverLosesTheStall() {
+    try (StreamingPostgres servers = StreamingPostgres.start(DATABASE, false, List.of())) {
+      JsonObject config = GatewayFixture.baseConfig(servers.config(DATABASE), TABLE);
+      config.put("batching", new JsonObject().put("retryBackoff", "50ms").put("retryBackoffMax", "300ms"));
+      GatewayFixture fixture = GatewayFixture.start(config);
+      boolean stopped = false;
+      try {
+        String prefix = Faults.uniquePrefix("async-failover");
+        IncrementLoad load = new IncrementLoad(tools, fixture.gateway.port(), "downloads", prefix, CLIENTS,
+          ACCEPTED_CLIENTS, 100_000, 45_000);
+        Future<Void> loadDone = load.start();
+        load.awaitAnswered(FaultSuite.ANSWERED, 5_000);
+        servers.stallStandby();
+        long stalledAt = System.nanoTime();
+        load.awaitAnswered(FaultSuite.ANSWERED, 5_000);
+        long stallMs = millisSince(stalledAt);
+        servers.crashPrimary();
+        servers.cutStalledLink();
+        servers.promoteStandby();
+        long resumedAt = System.nanoTime();
+        load.awaitAnswered(FaultSuite.ANSWERED, 20_000);
+        load.finish();
+        await(loadDone, 60);
+        List<IncrementLoad.Outcome> outcomes = load.outcomes();
+        long answeredAfter = outcomes.stream().filter(o -> o.sentAt - resumedAt > 0 && o.status / 100 == 2).count();
+
+        await(fixture.stopGateway(), 60);
+        stopped = true;
+        Map<String, Long> sums = await(sums(servers.standbyPort, prefix), 30);
+        Ledger.Verdict ledger = IncrementLoad.verdict("PostgreSQL asynchronous failover, link stalled", outcomes, sums);
+        System.out.println(ledger.summary() + " | link stalled " + stallMs + " ms before the kill, " + answeredAfter
+          + " answered 200/202 after the promotion");
+
+        assertThat(ledger.overCounted).as("%s: counted twice", ledger.summary()).isZero();
+        assertThat(ledger.lost).as("increments answered while the link stalled, missing on the promoted standby")
+          .isPositive();
+        assertThat(answeredAfter).as("increments answered by the promoted standby, the gateway not restarted")
+          .isGreaterThanOrEqualTo(2L * FaultSuite.ANSWERED);
+      } finally {
+        if (!stopped) {
+          FaultSuite.stopQuietly(fixture);
+        }
+        await(fixture.vertx.close(), 30);
+      }
+    }
+  }
+
+  @Test
+  @DisplayName("a standby listed first is passed over for the primary, the start says an asynchronous standby can lose the last increments, and a list of standbys only is refused naming database.hosts")
+  void neverWritesToAStandby() {
+    Logger root = (Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
+    ListAppender<ILoggingEvent> logged = new ListAppender<>();
+    logged.start();
+    root.addAppender(logged);
+    try (StreamingPostgres servers = StreamingPostgres.start(DATABASE, false, List.of())) {
+      JsonObject standbyFirst = servers.config(DATABASE).put("hosts", new JsonArray()
+        .add("127.0.0.1:" + servers.standbyPort).add("127.0.0.1:" + servers.primaryPort));
+      GatewayFixture fixture = GatewayFixture.start(GatewayFixture.baseConfig(standbyFirst, TABLE));
+      try {
+        assertThat(logged.list.stream().map(ILoggingEvent::getFormattedMessage)
+          .filter(line -> line.startsWith("replication:")).toList())
+          .as("the start's replication line").singleElement().asString()
+          .contains("1 asynchronous standby(s)", "last moments");
+        String prefix = Faults.uniquePrefix("standby-first");
+        IncrementLoad load = new IncrementLoad(tools, fixture.gateway.port(), "downloads", prefix, 4, 0, 25, 20_000);
+        await(load.start(), 60);
+        await(fixture.stopGateway(), 60);
+        Map<String, Long> sums = await(sums(servers.primaryPort, prefix), 30);
+        IncrementLoad.verdict("PostgreSQL standby listed first", load.outcomes(), sums).assertHoldsAllAnswered();
+        assertThat(sums.values().stream().mapToLong(Long::longValue).sum()).as("counted on the primary").isEqualTo(100);
+      } finally {
+        FaultSuite.stopQuietly(fixture);
+        await(fixture.vertx.close(), 30);
+      }
+
+      JsonObject standbyOnly = servers.config(DATABASE).put("hosts", new JsonArray()
+        .add("127.0.0.1:" + servers.standbyPort));
+      assertThatThrownBy(() -> GatewayFixture.start(GatewayFixture.baseConfig(standbyOnly, TABLE + "_standby")))
+        .hasMessageContaining("no host of database.hosts takes writes: 127.0.0.1:" + servers.standbyPort
+          + " is read-only (a standby)");
     } finally {
       root.detachAppender(logged);
     }

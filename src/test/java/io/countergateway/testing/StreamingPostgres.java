@@ -32,6 +32,8 @@ public final class StreamingPostgres implements AutoCloseable {
   private final Path home;
   public final int primaryPort;
   public final int standbyPort;
+  /** The WAL receiver {@link #stallStandby()} stopped. */
+  private String standbyReceiverPid;
 
   private StreamingPostgres(Path bin, Path home, int primaryPort, int standbyPort) {
     this.bin = bin;
@@ -106,6 +108,37 @@ public final class StreamingPostgres implements AutoCloseable {
   /** {@code pg_ctl promote}, waiting until the standby takes writes. */
   public void promoteStandby() {
     run(Duration.ofSeconds(30), "pg_ctl", "promote", "-w", "-D", data("standby"));
+  }
+
+  /** SIGSTOP to the standby's WAL receiver: the link stalls, the primary goes on committing without it. */
+  public void stallStandby() {
+    standbyReceiverPid = psql(standbyPort, "SELECT pid FROM pg_stat_wal_receiver");
+    if (standbyReceiverPid.isEmpty()) {
+      throw new IllegalStateException("the standby has no WAL receiver: " + log("standby"));
+    }
+    signal("-STOP", standbyReceiverPid);
+  }
+
+  /**
+   * SIGKILL to the stalled WAL receiver: what the primary sent in the stall, still in the socket's buffers, is never
+   * read (the standby restarts its recovery from the WAL it has), as when the link stalled until the primary died.
+   */
+  public void cutStalledLink() {
+    signal("-KILL", standbyReceiverPid);
+  }
+
+  private static void signal(String signal, String pid) {
+    try {
+      Process kill = new ProcessBuilder("kill", signal, pid).redirectErrorStream(true).start();
+      if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
+        throw new IllegalStateException("kill " + signal + " " + pid + " failed");
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
   }
 
   /** One query's first column through psql, on the server at {@code port}. */
