@@ -409,9 +409,8 @@
       reads.push(showSite(namespace, r, generation));
       BREAKDOWNS.forEach(dimension => reads.push(showBreakdown(namespace, dimension, r, generation)));
     }
-    const zone = ZONE === 'UTC' ? 'UTC' : 'your time zone, ' + ZONE;
-    $('range-label').textContent = when(Date.parse(r.from) / 1000) + ' to ' + when(Date.parse(r.to) / 1000) + ' ('
-      + zone + '), refreshed every ' + VIEW_REFRESH_MS / 1000 + ' s';
+    $('range-label').textContent = when(Date.parse(r.from) / 1000) + ' to ' + when(Date.parse(r.to) / 1000)
+      + ' (your time zone, ' + ZONE + '), refreshed every ' + VIEW_REFRESH_MS / 1000 + ' s';
     const failures = (await Promise.allSettled(reads)).filter(result => result.status === 'rejected')
       .map(result => result.reason).filter(e => !(e instanceof NeedsToken));
     if (generation === state.generation) {

@@ -313,7 +313,7 @@ class DashboardIT {
         assertThat(chromium.browser.findElement(By.id("views-change")).getText()).as("nothing the day before").isEqualTo("new");
         assertThat((Number) script("return window.dashboard.siteChart.data[1].reduce((a, b) => a + b, 0);"))
           .extracting(Number::longValue).isEqualTo(2_000L);
-        assertThat(chromium.browser.findElement(By.id("range-label")).getText()).contains("time zone").contains("refreshed");
+        assertThat(chromium.browser.findElement(By.id("range-label")).getText()).contains("your time zone").contains("refreshed");
 
         // pages: 20 a page, the 21st on the second, a search narrowing them
         JsonArray pages = api("/v1/counters/shop?top=1000&from=" + from + "&to=" + to).getJsonArray("top");
@@ -361,6 +361,28 @@ class DashboardIT {
       } finally {
         chromium.browser.manage().window().setSize(new Dimension(1280, 900));
       }
+    }
+  }
+
+  @Test
+  @DisplayName("times are shown in the viewer's time zone")
+  void viewersTimeZone() {
+    openTop("/ui/?ns=views&range=24h", -1);
+    // the zone of this page's renderer, as a viewer in India would have it; kept across a reload of the same page
+    chromium.browser.executeCdpCommand("Emulation.setTimezoneOverride", Map.of("timezoneId", "Asia/Kolkata"));
+    try {
+      chromium.browser.navigate().refresh();
+      WebElement top = chromium.browser.findElement(By.id("top"));
+      waiting().until(driver -> "true".equals(top.getDomAttribute("data-loaded")));
+      assertThat(script("return Intl.DateTimeFormat().resolvedOptions().timeZone;")).isEqualTo("Asia/Kolkata");
+      java.time.format.DateTimeFormatter minutes = java.time.format.DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm");
+      String from = Instant.parse(top.getDomAttribute("data-from")).atZone(java.time.ZoneId.of("Asia/Kolkata"))
+        .format(minutes);
+      waiting().until(driver -> driver.findElement(By.id("range-label")).getText()
+        .startsWith(from + " to ") && driver.findElement(By.id("range-label")).getText()
+        .contains("(your time zone, Asia/Kolkata)"));
+    } finally {
+      chromium.browser.executeCdpCommand("Emulation.setTimezoneOverride", Map.of("timezoneId", "UTC"));
     }
   }
 
