@@ -2,7 +2,9 @@
  *   <script async src="https://counters.example.com/v1/beacon.js" data-namespace="pageviews"></script>
  * data-namespace: a public namespace (default "pageviews"); data-id: the counter id (default: the page's path, as
  * text: /docs/über, /a page; the fragment is not part of it).
- * Sends one beacon per page load: navigator.sendBeacon, else fetch with keepalive, else an image pixel.
+ * Sends one beacon per page load: navigator.sendBeacon, else fetch with keepalive, else an image pixel. It carries
+ * where the view came from: r, the origin of document.referrer when it is another site (never its path), and the
+ * page's own utm_source, utm_medium and utm_campaign.
  * Never throws into the page. */
 (function () {
   try {
@@ -21,6 +23,24 @@
     }
     var id = script.getAttribute('data-id') || path;
     var url = new URL('beacon/' + encodeURIComponent(namespace) + '/' + encodeURIComponent(id), script.src).href;
+    var query = [];
+    try {
+      var from = document.referrer ? new URL(document.referrer) : null;
+      if (from && from.host !== location.host && /^https?:$/.test(from.protocol)) {
+        query.push('r=' + encodeURIComponent(from.origin));
+      }
+    } catch (e) {
+      // no referrer that can be read: a direct view
+    }
+    var tags = ['utm_source', 'utm_medium', 'utm_campaign'];
+    var search = typeof URLSearchParams === 'function' ? new URLSearchParams(location.search) : null;
+    for (var i = 0; search && i < tags.length; i++) {
+      var tag = search.get(tags[i]);
+      if (tag) {
+        query.push(tags[i] + '=' + encodeURIComponent(tag.slice(0, 200)));
+      }
+    }
+    url += query.length ? '?' + query.join('&') : '';
     var sent = false;
     try {
       sent = typeof navigator.sendBeacon === 'function' && navigator.sendBeacon(url);
@@ -36,7 +56,7 @@
       }
     }
     if (!sent) {
-      new Image(1, 1).src = url + '?format=gif';
+      new Image(1, 1).src = url + (query.length ? '&' : '?') + 'format=gif';
     }
   } catch (e) {
     // a counter must never break the page that carries it

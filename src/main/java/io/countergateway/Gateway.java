@@ -2,12 +2,14 @@ package io.countergateway;
 
 import io.countergateway.StartFailures.StartFailure;
 import io.countergateway.internal.beacon.CrawlerDetector;
+import io.countergateway.internal.beacon.VisitDimensions;
 import io.countergateway.internal.cluster.ReplicaLanes;
 import io.countergateway.internal.runtime.GatewayServices;
 import io.countergateway.internal.runtime.GatewayState;
 import io.countergateway.config.ConfigException;
 import io.countergateway.config.DatabaseOptions;
 import io.countergateway.config.GatewayConfig;
+import io.countergateway.config.NamespaceOptions;
 import io.countergateway.config.MemoryBudget;
 import io.countergateway.internal.http.ManagementVerticle;
 import io.countergateway.internal.ingest.IngestVerticle;
@@ -17,6 +19,7 @@ import io.countergateway.internal.read.ReadVerticle;
 import io.countergateway.internal.rollup.RollupVerticle;
 import io.countergateway.internal.store.CounterStore;
 import io.countergateway.internal.store.EmbeddedPostgresServer;
+import io.countergateway.internal.store.ReplicationSetup;
 import io.countergateway.internal.store.SqlStores;
 import io.countergateway.internal.write.journal.JournalInUse;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -35,6 +38,8 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
+import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
@@ -55,7 +60,8 @@ public final class Gateway {
   private static final long PREPARE_RETRY_SECONDS = 5;
 
   private final Vertx vertx;
-  private final GatewayServices services;
+  /** Replaced once, when the start has read the replication set-up (the write sessions' commit level). */
+  private volatile GatewayServices services;
   /** The bound HTTP port, read back from the ingest verticles' shared server once it listens. */
   private volatile int port;
   /** The bound management port ({@code management.port}), 0 without one. */
@@ -92,10 +98,14 @@ public final class Gateway {
     } catch (ConfigException e) {
       return Future.failedFuture(new StartFailure(StartFailures.starting(e, config), e));
     }
-    // the bot filter's rules compiled on a worker while the start goes on (the database, the schema, the journal),
-    // joined before the verticles deploy, so that no event loop waits for them
+    // the bot filter's rules (and ua-parser's, which name browsers for the companions) compiled on a worker while the
+    // start goes on (the database, the schema, the journal), joined before the verticles deploy, so that no event loop
+    // waits for them
     Future<Void> botRules = vertx.executeBlocking(() -> {
       CrawlerDetector.compile();
+      if (config.getNamespaces().values().stream().anyMatch(NamespaceOptions::isCompanion)) {
+        VisitDimensions.compile();
+      }
       return null;
     }, false);
     return vertx.executeBlocking(() -> {
@@ -195,7 +205,19 @@ public final class Gateway {
    */
   private Future<Void> checkRightsAndIdentify() {
     return SqlStores.checkRightsAndIdentify(vertx, services.config().getDatabase())
-      .onSuccess(id -> services.state().databaseIdentified(id)).mapEmpty();
+      .onSuccess(identified -> {
+        services.state().databaseIdentified(identified.id());
+        ReplicationSetup replication = identified.replication();
+        LOG.atInfo().addKeyValue("event", "replication").addKeyValue("failover_loses", replication.kind().name()
+          .toLowerCase(Locale.ROOT)).log(replication.line());
+        // the write pools are made at deploy, after this, from the services of that moment; a gateway that started
+        // without its database made them already, with the server's level (docs/guarantees.md)
+        DatabaseOptions database = services.config().getDatabase();
+        if (!Objects.equals(replication.commitLevel(), database.getSynchronousCommit())) {
+          services = services.withConfig(services.config().withDatabase(
+            database.withSynchronousCommit(replication.commitLevel())));
+        }
+      }).mapEmpty();
   }
 
   /** Whether {@code journal.dir} holds segment files an earlier run left (blocking: on a worker). */

@@ -4,6 +4,7 @@ import io.countergateway.config.ConfigException;
 import io.countergateway.config.ConfigLoader;
 import io.countergateway.config.DatabaseOptions;
 import io.countergateway.config.GatewayConfig;
+import io.countergateway.internal.store.PrimaryTarget;
 import io.countergateway.internal.store.SqlStores;
 import io.countergateway.internal.write.journal.JournalInUse;
 import io.vertx.sqlclient.ClosedConnectionException;
@@ -93,7 +94,11 @@ final class StartFailures {
     if (failure instanceof StartFailure || failure instanceof ConfigException) {
       return failure.getMessage();
     }
-    String endpoint = database.getHost() + ":" + database.getPort();
+    PrimaryTarget.NoPrimaryException noPrimary = find(failure, PrimaryTarget.NoPrimaryException.class);
+    if (noPrimary != null) {
+      return noPrimary.getMessage() + "; start or promote the primary, or fix " + DatabaseOptions.HOSTS.name();
+    }
+    String endpoint = database.endpointText();
     String protocol = database.isPostgres() ? "PostgreSQL" : "MySQL / MariaDB";
     DatabaseException refused = find(failure, DatabaseException.class);
     if (refused != null) {
@@ -145,6 +150,10 @@ final class StartFailures {
     if (refused != null) {
       return OUTAGE_SQLSTATES.contains(refused.getSqlState()) || MYSQL_OUTAGE_ERRORS.contains(refused.getErrorCode());
     }
+    // no host of database.hosts takes writes: a failover under way
+    if (find(failure, PrimaryTarget.NoPrimaryException.class) != null) {
+      return true;
+    }
     return find(failure, UnknownHostException.class) == null && (find(failure, ConnectException.class) != null
       || find(failure, TimeoutException.class) != null || find(failure, ClosedConnectionException.class) != null);
   }
@@ -167,7 +176,7 @@ final class StartFailures {
     DatabaseException refused = find(failure, DatabaseException.class);
     if (refused != null) {
       DatabaseOptions database = config.getDatabase();
-      return "the database at " + database.getHost() + ":" + database.getPort() + " refused the start: "
+      return "the database at " + database.endpointText() + " refused the start: "
         + oneLine(refused.getMessage());
     }
     return "cannot start: " + cause(failure);

@@ -5,6 +5,11 @@ import java.time.temporal.ChronoUnit;
 
 import io.vertx.core.json.JsonObject;
 
+import javax.crypto.Mac;
+import javax.crypto.spec.SecretKeySpec;
+import java.nio.charset.StandardCharsets;
+import java.security.GeneralSecurityException;
+import java.util.HexFormat;
 import java.util.List;
 
 import static io.countergateway.config.ConfigKey.BOOLEAN;
@@ -22,10 +27,14 @@ import static io.countergateway.config.ConfigKey.notBlank;
 
 /**
  * The clustered event bus: gateways and the applications that send to them join one Hazelcast cluster, and
- * {@code counters.*} messages travel between their JVMs. Off by default: a gateway alone needs no cluster.
+ * {@code counters.*} messages travel between their JVMs. Off by default: a gateway alone needs no cluster. Members
+ * only: every member holds a certificate of the cluster's CA and the cluster's secret ({@link #requireMembersOnly}).
  */
 public final class ClusterOptions {
   public enum Join { TCP, KUBERNETES }
+
+  /** As many characters as a 192-bit random value in base64: a secret short enough to guess would be a known name. */
+  static final int MIN_SECRET_LENGTH = 32;
 
   static final ConfigDef KEYS = ConfigDef.section("cluster");
   public static final ConfigKey<Boolean> ENABLED = KEYS.define("enabled", MEDIUM, BOOLEAN, false, any(),
@@ -64,15 +73,22 @@ public final class ClusterOptions {
   /** Every member presents one and checks the other's: only holders of the cluster's certificate exchange messages. */
   public static final ConfigKey<String> TLS_CERT_FILE = KEYS.defineOptional("tls.certFile", MEDIUM, STRING, any(),
     "PEM certificate of this member for the event bus's TLS, both as server and as client (with `tls.keyFile` and "
-      + "`tls.caFile`); none = the bus in plain TCP");
+      + "`tls.caFile`); required with `enabled`");
   public static final ConfigKey<String> TLS_KEY_FILE = KEYS.defineOptional("tls.keyFile", MEDIUM, STRING, any(),
     "the PEM private key of `tls.certFile`");
   public static final ConfigKey<String> TLS_CA_FILE = KEYS.defineOptional("tls.caFile", MEDIUM, STRING, any(),
     "PEM CA that every member's certificate must chain to; a peer without such a certificate is refused both ways");
-  /** As auth.anonymous for HTTP: an open bus on the network is only what an operator asked for by name. */
-  public static final ConfigKey<Boolean> INSECURE = KEYS.define("insecure", MEDIUM, BOOLEAN, false, any(),
-    "allow a `host` other than loopback without `tls.*`: any process that reaches the ports and knows the cluster's "
-      + "name may then increment, read and reset (off: such a start is refused)");
+  /** Shared by every member: Hazelcast admits only its holders (docs/security.md "Clustered event bus: members only"). */
+  public static final ConfigKey<String> SECRET = KEYS.define("secret", MEDIUM, STRING, "", any(),
+    "the cluster's shared secret (never logged), at least " + MIN_SECRET_LENGTH + " characters: a process "
+      + "without it cannot join the membership or read its maps; usually from `CG_CLUSTER_SECRET` or `secretFile`");
+  public static final ConfigKey<String> SECRET_FILE = KEYS.defineOptional("secretFile", MEDIUM, STRING, any(),
+    "a file holding `secret` (a mounted secret), instead of `secret`");
+
+  static {
+    KEYS.retired("insecure", "a clustered bus always runs TLS with client certificates and needs cluster.secret "
+      + "(docs/security.md \"Clustered event bus: members only\")");
+  }
 
   private final boolean enabled;
   private final String name;
@@ -86,7 +102,7 @@ public final class ClusterOptions {
   private final String kubernetesNamespace;
   private final int memberTimeoutSeconds;
   private final TlsFiles tls;
-  private final boolean insecure;
+  private final String secret;
 
   private ClusterOptions(ConfigSection section) {
     enabled = section.get(ENABLED);
@@ -101,26 +117,38 @@ public final class ClusterOptions {
     kubernetesNamespace = section.get(KUBERNETES_NAMESPACE).trim();
     memberTimeoutSeconds = (int) section.get(MEMBER_TIMEOUT).toSeconds();
     tls = TlsFiles.mutual(section, TLS_CERT_FILE, TLS_KEY_FILE, TLS_CA_FILE);
-    insecure = section.get(INSECURE);
+    secret = Secrets.resolve(section, SECRET, SECRET_FILE);
   }
 
   static ClusterOptions from(ConfigSection section) {
     ClusterOptions options = new ClusterOptions(section);
-    options.checkFailsClosed(section);
+    if (options.enabled) {
+      options.requireMembersOnly();
+    }
     return options;
   }
 
   /**
-   * A member on the network without TLS lets anyone who reaches its ports join by the cluster's name and send
-   * increments and resets (Hazelcast's open-source edition has no membership authentication): refused, as an open HTTP
-   * bind without tokens is, unless {@code cluster.insecure} says so.
+   * Only a holder of the cluster's certificate and secret may be a member, wherever it binds (loopback too: any local
+   * process could join otherwise): the event bus runs TLS with client certificates, so a process without a certificate
+   * of the cluster's CA can neither send to a gateway nor be sent to, and Hazelcast's membership admits only a member
+   * that knows the secret. Checked at a gateway's start and by every join, an application's too; throws naming the
+   * first key missing.
    */
-  private void checkFailsClosed(ConfigSection section) {
-    if (enabled && !tls.isEnabled() && !insecure && !HttpOptions.isLoopback(host)) {
-      throw new ConfigException(section.key(HOST), "'" + host + "' is not a loopback address and the event bus has no "
-        + "TLS: set " + TLS_CERT_FILE.name() + ", " + TLS_KEY_FILE.name() + " and " + TLS_CA_FILE.name()
-        + " (only holders of the cluster's certificate then exchange messages), or " + INSECURE.name()
-        + ": true to let any process that reaches the ports join");
+  public void requireMembersOnly() {
+    if (!tls.isEnabled()) {
+      throw new ConfigException(TLS_CERT_FILE.name(), "required: the clustered event bus runs only TLS with client "
+        + "certificates; set " + TLS_CERT_FILE.name() + ", " + TLS_KEY_FILE.name() + " and " + TLS_CA_FILE.name()
+        + " (this member's certificate of the cluster's CA), so that only its holders exchange messages");
+    }
+    if (secret == null || secret.isEmpty()) {
+      throw new ConfigException(SECRET.name(), "required: set " + SECRET.name() + " or " + SECRET_FILE.name()
+        + " (the same on every member, at least " + MIN_SECRET_LENGTH + " characters), so that a process without it "
+        + "cannot join the cluster's membership");
+    }
+    if (secret.length() < MIN_SECRET_LENGTH) {
+      throw new ConfigException(SECRET.name(), "must be at least " + MIN_SECRET_LENGTH + " characters (e.g. `openssl "
+        + "rand -base64 32`): a short secret can be guessed");
     }
   }
 
@@ -185,9 +213,20 @@ public final class ClusterOptions {
     return memberTimeoutSeconds;
   }
 
-  /** Whether a member on the network may run the bus without TLS ({@code cluster.insecure}). */
-  public boolean isInsecure() {
-    return insecure;
+  /**
+   * The name Hazelcast's membership checks, which holds the secret: {@code <name>-<HMAC-SHA256 of name under secret>}.
+   * Hazelcast's open-source edition admits a joining member, and a client, on the cluster name alone, so a name
+   * derived from the secret admits only its holders. As secret as {@code cluster.secret}: never logged.
+   */
+  public String getMembershipName() {
+    requireMembersOnly();
+    try {
+      Mac mac = Mac.getInstance("HmacSHA256");
+      mac.init(new SecretKeySpec(secret.getBytes(StandardCharsets.UTF_8), "HmacSHA256"));
+      return name + "-" + HexFormat.of().formatHex(mac.doFinal(name.getBytes(StandardCharsets.UTF_8)));
+    } catch (GeneralSecurityException e) {
+      throw new IllegalStateException("HmacSHA256 is part of every Java runtime", e);
+    }
   }
 
   /** The event bus's TLS files; {@link TlsFiles#isEnabled()} false: the bus runs in plain TCP. */

@@ -8,6 +8,7 @@ import java.util.Map;
 
 import static io.countergateway.config.ConfigKey.BOOLEAN;
 import static io.countergateway.config.ConfigKey.INT;
+import static io.countergateway.config.ConfigKey.LIST;
 import static io.countergateway.config.ConfigKey.Importance.HIGH;
 import static io.countergateway.config.ConfigKey.Importance.LOW;
 import static io.countergateway.config.ConfigKey.Importance.MEDIUM;
@@ -16,6 +17,7 @@ import static io.countergateway.config.ConfigKey.any;
 import static io.countergateway.config.ConfigKey.between;
 import static io.countergateway.config.ConfigKey.choice;
 import static io.countergateway.config.ConfigKey.identifier;
+import static io.countergateway.config.ConfigKey.items;
 import static io.countergateway.config.ConfigKey.notBlank;
 
 /** Which database holds the slotted counters and how to reach it. */
@@ -51,6 +53,14 @@ public final class DatabaseOptions {
     }
   }
 
+  /** One server of {@code database.hosts}. */
+  public record Endpoint(String host, int port) {
+    @Override
+    public String toString() {
+      return (host.contains(":") ? "[" + host + "]" : host) + ":" + port;
+    }
+  }
+
   static final ConfigDef KEYS = ConfigDef.section("database");
   public static final ConfigKey<String> KIND = KEYS.define("kind", HIGH,
     choice(List.of("embedded-postgres", "postgres", "mysql"), Map.of("postgresql", "postgres", "mariadb", "mysql")),
@@ -59,6 +69,10 @@ public final class DatabaseOptions {
     "the database server's host (embedded: ignored)");
   public static final ConfigKey<Integer> PORT = KEYS.defineDerived("port", HIGH, INT, "5432 / 3306 / 0 by kind",
     between(0, 65_535), "the server's port; embedded: 0 = a free port at every start");
+  public static final ConfigKey<List<String>> HOSTS = KEYS.define("hosts", MEDIUM, LIST, List.of(),
+    items("(\\[[0-9A-Fa-f:.]+\\]|[^:\\s\\[\\]]+):[0-9]{1,5}", "host:port"),
+    "a primary and its standbys, tried in order; connections go only to the one that takes writes, found again after "
+      + "a failover (instead of `host` and `port`; see *Failover*)");
   public static final ConfigKey<String> NAME = KEYS.define("name", HIGH, STRING, "counters", identifier(), "the database");
   public static final ConfigKey<String> USER = KEYS.defineDerived("user", HIGH, STRING, "postgres / root (mysql)", notBlank(),
     "the database user (embedded: ignored)");
@@ -101,10 +115,17 @@ public final class DatabaseOptions {
   private final SslMode sslMode;
   private final String sslCaFile;
   private final Pooler pooler;
+  /** {@code database.hosts}; empty: the one server of {@code host} and {@code port}. */
+  private final List<Endpoint> hosts;
+  /**
+   * Not a key: the {@code synchronous_commit} the gateway's PostgreSQL sessions set, chosen at start from the
+   * replication set-up (docs/guarantees.md "Replicated databases: what a failover keeps"); null keeps the server's.
+   */
+  private final String synchronousCommit;
 
   private DatabaseOptions(Kind kind, String host, int port, String name, String user, String password, String table,
                           String dataDir, int readPoolSize, boolean createSchema, SslMode sslMode, String sslCaFile,
-                          Pooler pooler) {
+                          Pooler pooler, List<Endpoint> hosts, String synchronousCommit) {
     this.kind = kind;
     this.host = host;
     this.port = port;
@@ -118,6 +139,8 @@ public final class DatabaseOptions {
     this.sslMode = sslMode;
     this.sslCaFile = sslCaFile;
     this.pooler = pooler;
+    this.hosts = List.copyOf(hosts);
+    this.synchronousCommit = synchronousCommit;
   }
 
   static DatabaseOptions from(ConfigSection section) {
@@ -146,10 +169,42 @@ public final class DatabaseOptions {
       throw new ConfigException(section.key(POOLER), "must be none with database.kind " + section.get(KIND)
         + ": only PostgreSQL is reached through PgBouncer (MySQL through ProxySQL needs no setting, see Poolers)");
     }
-    return new DatabaseOptions(kind, section.get(HOST), section.get(PORT, defaultPort), section.get(NAME),
+    List<Endpoint> hosts = endpoints(section);
+    if (!hosts.isEmpty() && kind == Kind.EMBEDDED_POSTGRES) {
+      throw new ConfigException(section.key(HOSTS), "must be empty with database.kind embedded-postgres, which is one "
+        + "server the gateway starts itself");
+    }
+    for (ConfigKey<?> single : List.of(HOST, PORT)) {
+      if (!hosts.isEmpty() && section.has(single)) {
+        throw new ConfigException(section.key(single), "must not be set with " + section.key(HOSTS) + ", which lists "
+          + "every server with its port");
+      }
+    }
+    String host = hosts.isEmpty() ? section.get(HOST) : hosts.get(0).host();
+    int port = hosts.isEmpty() ? section.get(PORT, defaultPort) : hosts.get(0).port();
+    return new DatabaseOptions(kind, host, port, section.get(NAME),
       section.get(USER, kind == Kind.MYSQL ? "root" : "postgres"), Secrets.resolve(section, PASSWORD, PASSWORD_FILE),
       section.get(TABLE), section.get(DATA_DIR), section.get(READ_POOL_SIZE), section.get(CREATE_SCHEMA), sslMode,
-      caFile, pooler);
+      caFile, pooler, hosts, null);
+  }
+
+  /** {@code database.hosts} read: each {@code host:port} once, a port within 1 – 65535. */
+  private static List<Endpoint> endpoints(ConfigSection section) {
+    List<Endpoint> endpoints = new java.util.ArrayList<>();
+    for (String item : section.get(HOSTS)) {
+      int colon = item.lastIndexOf(':');
+      String host = item.substring(0, colon).replace("[", "").replace("]", "");
+      int port = Integer.parseInt(item.substring(colon + 1));
+      if (port < 1 || port > 65_535) {
+        throw new ConfigException(section.key(HOSTS), "'" + item + "': the port must be within 1 – 65535");
+      }
+      Endpoint endpoint = new Endpoint(host, port);
+      if (endpoints.contains(endpoint)) {
+        throw new ConfigException(section.key(HOSTS), "lists " + endpoint + " twice");
+      }
+      endpoints.add(endpoint);
+    }
+    return endpoints;
   }
 
   /** Options from a mapping as the file's {@code database} section would hold it (tests, tools). */
@@ -160,7 +215,13 @@ public final class DatabaseOptions {
   /** A copy reaching the server at another endpoint: the embedded database's, known once it has started. */
   public DatabaseOptions withEndpoint(String host, int port, String user, String password) {
     return new DatabaseOptions(kind, host, port, name, user, password, table, dataDir, readPoolSize, createSchema,
-      sslMode, sslCaFile, pooler);
+      sslMode, sslCaFile, pooler, List.of(), synchronousCommit);
+  }
+
+  /** A copy whose PostgreSQL sessions commit at {@code level} ({@code synchronous_commit}; null: the server's). */
+  public DatabaseOptions withSynchronousCommit(String level) {
+    return new DatabaseOptions(kind, host, port, name, user, password, table, dataDir, readPoolSize, createSchema,
+      sslMode, sslCaFile, pooler, hosts, level);
   }
 
   public boolean isPostgres() {
@@ -171,8 +232,23 @@ public final class DatabaseOptions {
     return kind;
   }
 
+  /** The server's host; with {@code database.hosts}, the first one's (what the journal records as its target). */
   public String getHost() {
     return host;
+  }
+
+  /**
+   * The servers of {@code database.hosts}, of which connections go only to the one that takes writes; empty when one
+   * server is configured ({@link #getHost()}, {@link #getPort()}).
+   */
+  public List<Endpoint> getHosts() {
+    return hosts;
+  }
+
+  /** What the messages name: {@code host:port}, or every host of {@code database.hosts}. */
+  public String endpointText() {
+    return hosts.isEmpty() ? new Endpoint(host, port).toString()
+      : hosts.stream().map(Endpoint::toString).collect(java.util.stream.Collectors.joining(", "));
   }
 
   /** For the embedded database, 0 picks a free port at every start. */
@@ -222,10 +298,15 @@ public final class DatabaseOptions {
     return pooler;
   }
 
+  /** The {@code synchronous_commit} of the gateway's PostgreSQL sessions; null keeps the server's. */
+  public String getSynchronousCommit() {
+    return synchronousCommit;
+  }
+
   @Override
   public String toString() {
     // never the password
-    return kind + " " + user + "@" + host + ":" + port + "/" + name + " table " + table + " ssl " + sslMode.text()
+    return kind + " " + user + "@" + (hosts.isEmpty() ? host + ":" + port : "[" + endpointText() + "]") + "/" + name + " table " + table + " ssl " + sslMode.text()
       + (pooler == Pooler.NONE ? "" : " pooler " + pooler.text());
   }
 }

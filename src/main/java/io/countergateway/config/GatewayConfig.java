@@ -98,7 +98,10 @@ public final class GatewayConfig {
     ConfigSection declared = root.section("namespaces");
     Map<String, NamespaceOptions> byName = new LinkedHashMap<>();
     for (String name : declared.json().fieldNames()) {
-      byName.put(name, NamespaceOptions.from(name, declared.section(name)));
+      NamespaceOptions namespace = NamespaceOptions.from(name, declared.section(name));
+      byName.put(name, namespace);
+      // the companions are namespaces like any other to the write path, the reads and the jobs (window, retention)
+      namespace.companions().forEach(companion -> byName.put(companion.getName(), companion));
     }
     if (byName.isEmpty()) {
       throw new ConfigException("namespaces", "must declare at least one namespace (record type)");
@@ -118,6 +121,30 @@ public final class GatewayConfig {
     memoryBounds = MemoryBudget.derive(this, machine);
     checkJournalBesideEmbeddedData(database, journal);
     checkAuthFailsClosed(http, auth);
+    checkTrackerNamespaces(beacon, namespaces);
+  }
+
+  /**
+   * A tracker's script sends no token, so every namespace a site is mapped to must be declared and public; the default
+   * {@code pageviews} is checked only when written (without it the endpoints answer as a beacon to it is answered).
+   */
+  private static void checkTrackerNamespaces(BeaconOptions beacon, Map<String, NamespaceOptions> namespaces) {
+    if (beacon.isTrackerNamespaceSet()) {
+      checkTrackerNamespace(BeaconOptions.TRACKER_NAMESPACE.name(), beacon.getTrackerNamespace(), namespaces);
+    }
+    beacon.getTrackerSites().forEach((site, namespace) ->
+      checkTrackerNamespace(BeaconOptions.TRACKER_SITES.name(), namespace, namespaces));
+  }
+
+  private static void checkTrackerNamespace(String key, String name, Map<String, NamespaceOptions> namespaces) {
+    NamespaceOptions namespace = namespaces.get(name);
+    if (namespace == null) {
+      throw new ConfigException(key, "'" + name + "' is not a declared namespace");
+    }
+    if (!namespace.isPublic()) {
+      throw new ConfigException(key, "'" + name + "' is not public: tracker scripts send no token (namespaces."
+        + name + ".public: true)");
+    }
   }
 
   /**
@@ -214,11 +241,12 @@ public final class GatewayConfig {
     return compaction;
   }
 
-  /** The declared namespace, or null: undeclared record types are refused. */
+  /** The declared namespace or a windowed one's companion, or null: undeclared record types are refused. */
   public NamespaceOptions namespace(String name) {
     return namespaces.get(name);
   }
 
+  /** The declared namespaces and, after each windowed one, its companions. */
   public Map<String, NamespaceOptions> getNamespaces() {
     return namespaces;
   }

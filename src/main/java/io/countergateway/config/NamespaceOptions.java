@@ -2,6 +2,8 @@ package io.countergateway.config;
 
 import io.vertx.core.json.JsonObject;
 
+import java.time.Duration;
+import java.util.List;
 import java.util.regex.Pattern;
 
 import static io.countergateway.config.ConfigKey.BOOLEAN;
@@ -65,7 +67,36 @@ public final class NamespaceOptions {
     between(0, 100_000_000), "new ids the namespace takes per hour from all clients; views of further new ids are "
       + "counted under `(other)` (0 = no budget)");
 
+  /**
+   * Between a windowed namespace's name and a dimension in the name of its companion namespaces ({@code pageviews~sources}):
+   * not a character a declared name may hold, so no declared namespace can be a companion.
+   */
+  public static final String COMPANION_SEPARATOR = "~";
+  /** The site's total views (and distinct visitors, where the namespace counts them): one counter, {@link #SITE_ID}. */
+  public static final String SITE = "site";
+  /** The one id of a {@link #SITE} companion. */
+  public static final String SITE_ID = "total";
+  /**
+   * The companions every windowed namespace has, the gateway counting each beacon into them (src/DESIGN.md §10 *Companion namespaces*): the
+   * site total, then the referrer hosts, the campaigns, the browsers, operating systems and device classes.
+   */
+  public static final List<String> COMPANIONS = List.of(SITE, "sources", "campaigns", "browsers", "os", "devices",
+    "minutes");
+  /**
+   * The site's views per minute, kept {@link #MINUTES_KEPT}: the "last hour" a site owner watches live, whatever the
+   * namespace's own bucket. One counter, {@link #SITE_ID}; no distinct visitors (a sketch a minute would cost more than
+   * the view is worth).
+   */
+  public static final String MINUTES = "minutes";
+  static final Duration MINUTES_KEPT = Duration.ofHours(2);
+  /** The longest declared name of a windowed namespace: its longest companion's name fits a record type (64). */
+  static final int MAX_WINDOWED_NAME = 64 - COMPANION_SEPARATOR.length() - "campaigns".length();
+
   private final String name;
+  /** Null for a declared namespace; for a companion, the windowed namespace whose beacons it counts. */
+  private final NamespaceOptions parent;
+  /** A windowed namespace's companions, in {@link #COMPANIONS}' order; empty for any other. */
+  private final List<NamespaceOptions> companions;
   private final int slots;
   private final boolean isPublic;
   private final boolean dropBots;
@@ -87,6 +118,7 @@ public final class NamespaceOptions {
 
   private NamespaceOptions(String name, ConfigSection section) {
     this.name = name;
+    parent = null;
     slots = section.get(SLOTS);
     isPublic = section.get(PUBLIC);
     dropBots = section.get(DROP_BOTS, isPublic);
@@ -112,7 +144,65 @@ public final class NamespaceOptions {
       throw new ConfigException(section.key(UNIQUE), "unique visitors are counted from beacons: only a "
         + "public namespace (" + section.key(PUBLIC) + ": true) may set unique: true");
     }
+    if (window != null && name.length() > MAX_WINDOWED_NAME) {
+      throw new ConfigException("namespaces." + name, "a windowed namespace's name must be at most " + MAX_WINDOWED_NAME
+        + " characters: its companions (" + name + COMPANION_SEPARATOR + "campaigns, …) must fit a record type of 64");
+    }
+    // made last: a companion copies the fields read above
+    companions = window == null ? List.of()
+      : COMPANIONS.stream().map(dimension -> new NamespaceOptions(this, dimension)).toList();
   }
+
+  /**
+   * The companion {@code dimension} of the windowed namespace {@code parent}: its window (minute buckets kept two hours
+   * for {@link #MINUTES}), slots and read rights; written
+   * only by the gateway (never public, never by a client); counting distinct visitors only as the {@link #SITE} total of
+   * a namespace that counts them.
+   */
+  private NamespaceOptions(NamespaceOptions parent, String dimension) {
+    name = parent.name + COMPANION_SEPARATOR + dimension;
+    this.parent = parent;
+    slots = parent.slots;
+    isPublic = false;
+    dropBots = false;
+    honorDoNotTrack = false;
+    honorGlobalPrivacyControl = false;
+    window = dimension.equals(MINUTES) ? new WindowOptions(WindowOptions.Bucket.MINUTE, MINUTES_KEPT,
+      parent.window.getMaxFutureSkew(), (int) MINUTES_KEPT.toMinutes(), parent.window.getExpiryIntervalSeconds())
+      : parent.window;
+    unique = parent.unique && dimension.equals(SITE);
+    idPattern = null;
+    maxIdLength = null;
+    anonymousReads = parent.anonymousReads;
+    perClientPerMinute = 0;
+    perClientBurst = parent.perClientBurst;
+    idsPerClientPerHour = 0;
+    perPagePerMinute = 0;
+    perPageBurst = parent.perPageBurst;
+    newIdsPerHour = 0;
+    companions = List.of();
+  }
+
+  /** The companions of this windowed namespace, in {@link #COMPANIONS}' order; none for a plain one or a companion. */
+  public List<NamespaceOptions> companions() {
+    return companions;
+  }
+
+  /** This windowed namespace's companion {@code dimension} (one of {@link #COMPANIONS}). */
+  public NamespaceOptions companion(String dimension) {
+    return companions.get(COMPANIONS.indexOf(dimension));
+  }
+
+  /** Whether the gateway writes this namespace from another's beacons ({@code pageviews~sources}). */
+  public boolean isCompanion() {
+    return parent != null;
+  }
+
+  /** The windowed namespace a companion counts the beacons of; null for a declared namespace. */
+  public NamespaceOptions getParent() {
+    return parent;
+  }
+
 
   /** What a namespace name may be, for the messages that refuse one. */
   static final String NAME_RULE = "a namespace name must be 1-64 of a-z 0-9 _ . - and start with a letter or digit";

@@ -69,7 +69,9 @@ class StrictConfigTest {
       "CG_NAMESPACES_PAGE_VIEWS_SLOTS", "32"));
     GatewayConfig config = GatewayConfig.fromJson(merged);
 
-    assertThat(config.getNamespaces().keySet()).containsExactly("likes", "visits", "page-views");
+    // the windowed one brings its companions, right after it
+    assertThat(config.getNamespaces().keySet()).containsExactly("likes", "visits", "visits~site", "visits~sources",
+      "visits~campaigns", "visits~browsers", "visits~os", "visits~devices", "visits~minutes", "page-views");
     assertThat(config.namespace("visits").isPublic()).isTrue();
     assertThat(config.namespace("visits").getWindow().getBucket()).isEqualTo(WindowOptions.Bucket.DAY);
     assertThat(config.namespace("visits").getSlots()).isEqualTo(NamespaceOptions.SLOTS.defaultValue());

@@ -94,16 +94,52 @@ class TlsConfigTest {
   }
 
   @Test
-  @DisplayName("a cluster member on a network address without TLS refuses the start naming cluster.host, unless cluster.insecure")
-  void openClusterFailsClosed(@TempDir Path dir) throws IOException {
-    JsonObject open = new JsonObject().put("enabled", true).put("host", "10.0.0.5");
-    assertThatThrownBy(() -> ClusterOptions.fromJson(open.copy()))
-      .hasMessageStartingWith("cluster.host: '10.0.0.5' is not a loopback address and the event bus has no TLS")
-      .hasMessageContaining("cluster.insecure: true");
-    assertThat(ClusterOptions.fromJson(open.copy().put("insecure", true)).isInsecure()).isTrue();
-    assertThat(ClusterOptions.fromJson(new JsonObject().put("enabled", true).put("host", "127.0.0.1")).isEnabled()).isTrue();
-    assertThat(ClusterOptions.fromJson(open.copy().put("tls", new JsonObject().put("certFile", pem(dir, "m.crt").toString())
-      .put("keyFile", pem(dir, "m.key").toString()).put("caFile", pem(dir, "ca.crt").toString()))).getTls().isEnabled())
-      .isTrue();
+  @DisplayName("a clustered start without the cluster's certificate is refused in one line naming cluster.tls.certFile, on loopback too")
+  void clusterWithoutCertificateIsRefused() {
+    for (String host : new String[] {"127.0.0.1", "10.0.0.5"}) {
+      JsonObject cluster = new JsonObject().put("enabled", true).put("host", host).put("secret", SECRET);
+      assertThatThrownBy(() -> GatewayConfig.fromJson(config("cluster", cluster)))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageStartingWith("cluster.tls.certFile: required: the clustered event bus runs only TLS with client certificates")
+        .hasMessageNotContaining("\n");
+    }
+  }
+
+  @Test
+  @DisplayName("a clustered start without the cluster's secret, or with a short one, is refused naming cluster.secret")
+  void clusterWithoutSecretIsRefused(@TempDir Path dir) throws IOException {
+    JsonObject certified = new JsonObject().put("enabled", true).put("tls", memberFiles(dir));
+    assertThatThrownBy(() -> ClusterOptions.fromJson(certified.copy()))
+      .hasMessageStartingWith("cluster.secret: required: set cluster.secret or cluster.secretFile");
+    assertThatThrownBy(() -> ClusterOptions.fromJson(certified.copy().put("secret", "tiny-value")))
+      .hasMessageStartingWith("cluster.secret: must be at least 32 characters").hasMessageNotContaining("tiny-value");
+    Path file = Files.writeString(dir.resolve("cluster-secret"), SECRET + "\n");
+    assertThat(ClusterOptions.fromJson(certified.copy().put("secretFile", file.toString())).getMembershipName())
+      .isEqualTo(ClusterOptions.fromJson(certified.copy().put("secret", SECRET)).getMembershipName());
+  }
+
+  @Test
+  @DisplayName("the membership name is the cluster's name and a digest of its secret, never the secret itself")
+  void membershipNameHoldsTheSecret(@TempDir Path dir) throws IOException {
+    JsonObject member = new JsonObject().put("enabled", true).put("tls", memberFiles(dir)).put("secret", SECRET);
+    String name = ClusterOptions.fromJson(member.copy()).getMembershipName();
+    assertThat(name).startsWith("counter-gateway-").hasSize("counter-gateway-".length() + 64).doesNotContain(SECRET);
+    assertThat(ClusterOptions.fromJson(member.copy().put("secret", SECRET.replace('a', 'b'))).getMembershipName())
+      .isNotEqualTo(name);
+    assertThat(ClusterOptions.fromJson(member.copy().put("name", "other")).getMembershipName()).startsWith("other-");
+  }
+
+  @Test
+  @DisplayName("cluster.insecure is refused as no longer a key: an open clustered bus cannot be configured")
+  void insecureIsRetired() {
+    assertThatThrownBy(() -> GatewayConfig.fromJson(config("cluster", new JsonObject().put("insecure", true))))
+      .isInstanceOf(ConfigException.class).hasMessageContaining("cluster.insecure: is no longer a key");
+  }
+
+  private static final String SECRET = "a-cluster-secret-of-forty-characters-aaa";
+
+  private static JsonObject memberFiles(Path dir) throws IOException {
+    return new JsonObject().put("certFile", pem(dir, "m.crt").toString()).put("keyFile", pem(dir, "m.key").toString())
+      .put("caFile", pem(dir, "ca.crt").toString());
   }
 }

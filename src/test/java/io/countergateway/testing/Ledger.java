@@ -58,6 +58,8 @@ public final class Ledger {
 
   private final String label;
   private final Map<String, long[]> byId = new HashMap<>();
+  /** Each id's answers in the order recorded: a violation names them, so a loss says which door and answer it was. */
+  private final Map<String, String> answersById = new HashMap<>();
   private final Map<String, Integer> answers = new TreeMap<>();
   private final List<String> flagged = new ArrayList<>();
   private boolean clientErrorsRefuse;
@@ -84,6 +86,7 @@ public final class Ledger {
   public synchronized Ledger record(String id, long delta, Promise promise, String answer) {
     requests++;
     answers.merge(answer, 1, Integer::sum);
+    answersById.merge(id, answer, (earlier, later) -> earlier + ", " + later);
     long[] bounds = byId.computeIfAbsent(id, k -> new long[2]);
     switch (promise) {
       case COUNTED -> bounds[0] += delta;
@@ -211,7 +214,8 @@ public final class Ledger {
         landed += Math.max(0, Math.min(counted, high) - low);
         if (counted < low) {
           under++;
-          violations.add(id + " is counted " + counted + ", below the " + low + " answered as counted");
+          violations.add(id + " is counted " + counted + ", below the " + low + " answered as counted ("
+            + ledger.answersById.get(id) + ")");
         } else if (counted > high) {
           over++;
           violations.add(id + " is counted " + counted + ", above the " + low + " answered + " + (high - low)

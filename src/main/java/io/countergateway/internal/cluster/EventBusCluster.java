@@ -5,6 +5,7 @@ import com.hazelcast.config.JoinConfig;
 import com.hazelcast.config.KubernetesConfig;
 import com.hazelcast.config.NetworkConfig;
 import io.countergateway.config.ClusterOptions;
+import io.countergateway.config.ConfigException;
 import io.countergateway.config.TlsFiles;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -27,12 +28,20 @@ public final class EventBusCluster {
   private EventBusCluster() {
   }
 
-  /** A clustered Vert.x joined to the cluster {@code options} describe. */
+  /**
+   * A clustered Vert.x joined to the cluster {@code options} describe; failed, naming the key, when they lack the
+   * cluster's certificate or secret (an application joining to send is held to the same rule as a gateway).
+   */
   public static Future<Vertx> join(ClusterOptions options) {
     return join(options, new VertxOptions());
   }
 
   public static Future<Vertx> join(ClusterOptions options, VertxOptions vertxOptions) {
+    try {
+      options.requireMembersOnly();
+    } catch (ConfigException e) {
+      return Future.failedFuture(e);
+    }
     vertxOptions.setEventBusOptions(eventBusOptions(options));
     return Vertx.builder().with(vertxOptions)
       .withClusterManager(new RepublishingClusterManager(hazelcastConfig(options), options.getMemberTimeoutSeconds()))
@@ -40,35 +49,38 @@ public final class EventBusCluster {
   }
 
   /**
-   * With {@code cluster.tls}, every event-bus connection is TLS with certificates both ways: a member accepts only a
-   * peer whose certificate chains to the cluster's CA, and connects only to such a peer. So a process that reaches the
-   * ports without the certificate can neither send to a gateway nor be sent to (it could answer reads meant for a
-   * gateway). Hazelcast's own membership port is not covered: docs/security.md.
+   * Every event-bus connection is TLS with certificates both ways: a member accepts only a peer whose certificate
+   * chains to the cluster's CA, and connects only to such a peer. So a process that reaches the ports without the
+   * certificate can neither send to a gateway nor be sent to: it never sees an increment, and no answer of its
+   * acknowledges one, even if it got into Hazelcast's membership. That membership is held by the secret
+   * ({@link #hazelcastConfig}).
    */
   static EventBusOptions eventBusOptions(ClusterOptions options) {
-    EventBusOptions bus = new EventBusOptions()
-      .setHost(options.getHost()).setPort(options.getBusPort())
-      .setClusterPublicHost(options.getHost());
     TlsFiles tls = options.getTls();
-    if (tls.isEnabled()) {
-      bus.setSsl(true)
-        .setKeyCertOptions(new PemKeyCertOptions().setCertPath(tls.getCertFile()).setKeyPath(tls.getKeyFile()))
-        .setTrustOptions(new PemTrustOptions().addCertPath(tls.getCaFile()))
-        .setClientAuth(ClientAuth.REQUIRED)
-        .setTrustAll(false);
-    }
-    return bus;
+    return new EventBusOptions()
+      .setHost(options.getHost()).setPort(options.getBusPort())
+      .setClusterPublicHost(options.getHost())
+      .setSsl(true)
+      .setKeyCertOptions(new PemKeyCertOptions().setCertPath(tls.getCertFile()).setKeyPath(tls.getKeyFile()))
+      .setTrustOptions(new PemTrustOptions().addCertPath(tls.getCaFile()))
+      .setClientAuth(ClientAuth.REQUIRED)
+      .setTrustAll(false);
   }
 
   /**
    * Vert.x's own Hazelcast defaults (the maps holding subscriptions, each with a backup on another member) with
    * our network: one address, an explicit join, never multicast, and failure detection in seconds rather than
-   * Hazelcast's minute, so a dead gateway's consumers leave the routing table while senders still wait.
+   * Hazelcast's minute, so a dead gateway's consumers leave the routing table while senders still wait. The cluster
+   * name is derived from the secret ({@link ClusterOptions#getMembershipName()}): Hazelcast's open-source edition
+   * admits a joining member, and a client, on that name alone, and runs no operation a non-member sends, so a process
+   * without the secret can neither join nor read the maps (docs/security.md "Clustered event bus: members only").
    */
   static Config hazelcastConfig(ClusterOptions options) {
     Config config = ConfigUtil.loadConfig();
-    config.setClusterName(options.getName());
+    config.setClusterName(options.getMembershipName());
     config.setProperty("hazelcast.logging.type", "slf4j");
+    // Hazelcast prefixes every line with the cluster name, which admits its holders: the lines go without it
+    config.setProperty("hazelcast.logging.details.enabled", "false");
     config.setProperty("hazelcast.phone.home.enabled", "false");
     // the gateway's own SIGTERM handler drains first, then closes Vert.x, which leaves the cluster
     config.setProperty("hazelcast.shutdownhook.enabled", "false");

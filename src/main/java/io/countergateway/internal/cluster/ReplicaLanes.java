@@ -270,7 +270,8 @@ public final class ReplicaLanes {
     int needed = SlotPicker.slotsNeeded(lanesInUse, maxInFlight);
     List<String> warnings = new ArrayList<>();
     for (NamespaceOptions namespace : config.getNamespaces().values()) {
-      if (namespace.getSlots() < needed) {
+      // a companion has its namespace's slots: the namespace's warning covers it
+      if (namespace.getSlots() < needed && !namespace.isCompanion()) {
         warnings.add("namespace " + namespace.getName() + " has " + namespace.getSlots() + " slots but " + lanesInUse
           + " lanes are in use (replicas x ingest verticles), each writing " + SlotPicker.laneWidth(maxInFlight)
           + " slots (batching.maxInFlight + 1): writers will share slot rows and wait on each other's locks; set namespaces."

@@ -2,7 +2,6 @@ package io.countergateway.internal.http;
 
 import io.countergateway.config.GatewayConfig;
 import io.countergateway.config.NamespaceOptions;
-import io.countergateway.internal.beacon.PageVisit;
 import io.countergateway.internal.write.IdempotentIncrements;
 import io.countergateway.internal.metrics.HttpRouteMeters;
 import io.countergateway.internal.model.ApiError;
@@ -189,7 +188,7 @@ final class HotRoutes implements Handler<HttpServerRequest> {
       response.putHeader(ALLOW_ORIGIN, origin).putHeader(ALLOW_CREDENTIALS, TRUE).putHeader(EXPOSE_HEADERS, EXPOSED);
     }
     meters.recordWhenEnded(response, BEACON_ROUTE, HttpMethod.GET);
-    writes.takeBeacon(namespace, beacon.increment(), beacon.folded(), PageVisit.NONE, request);
+    writes.takeBeacon(namespace, beacon.increment(), beacon.folded(), BeaconQuery.of(request.query()).visit(), request);
     return true;
   }
 

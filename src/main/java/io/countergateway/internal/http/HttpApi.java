@@ -138,6 +138,12 @@ public final class HttpApi {
     // reached only by an OPTIONS that is not a preflight (the CORS handler answers those)
     router.options("/v1/beacon/:type/:id").handler(ctx -> ctx.response().putHeader("Allow", "GET, POST, OPTIONS")
       .setStatusCode(204).end());
+    // the trackers' endpoints are beacons too: the same CORS, so each script reads its answer on any allowed origin
+    Handler<RoutingContext> trackerCors = beaconCors(services.config().getHttp());
+    for (String path : List.of(TrackerRoutes.GOATCOUNTER, TrackerRoutes.UMAMI, TrackerRoutes.PLAUSIBLE)) {
+      router.route(path).handler(HttpApi::varyByOrigin).handler(trackerCors);
+    }
+    new TrackerRoutes(increments, bodies, services.config()).mount(router);
     router.get("/v1/beacon.js").handler(BEACON_SCRIPT::serve);
     router.get("/v1/openapi.yaml").handler(OPENAPI::serve);
 

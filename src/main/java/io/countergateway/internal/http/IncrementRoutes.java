@@ -5,6 +5,7 @@ import io.countergateway.internal.beacon.BeaconVerdict;
 import io.countergateway.internal.beacon.FoldReason;
 import io.countergateway.internal.beacon.PageVisit;
 import io.countergateway.internal.beacon.ReservedIds;
+import io.countergateway.internal.beacon.VisitDimensions;
 import io.countergateway.config.GatewayConfig;
 import io.countergateway.config.NamespaceOptions;
 import io.countergateway.config.TrustedProxies;
@@ -27,6 +28,9 @@ import io.vertx.core.json.DecodeException;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;
 
+import java.net.URI;
+import java.net.URISyntaxException;
+import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
 import java.util.function.Supplier;
@@ -49,7 +53,7 @@ final class IncrementRoutes {
   private static final CharSequence FOLDED = HttpHeaders.createOptimized(FOLDED_HEADER);
   private static final CharSequence IGNORED = HttpHeaders.createOptimized(BeaconQuery.IGNORED_HEADER);
   /** The smallest transparent GIF (42 bytes), for beacons embedded as images. */
-  private static final Buffer PIXEL = Buffer.buffer(Base64.getDecoder().decode("R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7"));
+  static final Buffer PIXEL = Buffer.buffer(Base64.getDecoder().decode("R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7"));
   private static final CharSequence CACHE_CONTROL = HttpHeaders.createOptimized("Cache-Control");
   private static final CharSequence NO_STORE = HttpHeaders.createOptimized("no-store");
 
@@ -64,6 +68,8 @@ final class IncrementRoutes {
   private final BodyReader bodies;
   private final long maxBodyBytes;
   private final long maxBeaconBodyBytes;
+  /** What a view of a windowed namespace adds to its companions, on this event loop. */
+  private final VisitDimensions dimensions;
 
   IncrementRoutes(GatewayConfig config, IncrementRules rules, WritePath writes, BeaconFilter beaconFilter,
                   UniqueVisitors uniques, BodyReader bodies, ForwardedPeers forwardedPeers) {
@@ -77,6 +83,7 @@ final class IncrementRoutes {
     this.bodies = bodies;
     this.maxBodyBytes = config.getLimits().getMaxBodyBytes();
     this.maxBeaconBodyBytes = config.getBeacon().getMaxBodyBytes();
+    this.dimensions = new VisitDimensions(config.getLimits().getMaxIdLength(), rules.clock());
   }
 
   /**
@@ -234,8 +241,8 @@ final class IncrementRoutes {
       return;
     }
     // a POST's body is read and dropped (never held), within beacon.maxBodyBytes and the body deadline
-    bodies.read(ctx.request(), maxBeaconBodyBytes, false,
-      body -> takeBeacon(namespace, id.increment(), id.folded(), PageVisit.NONE, ctx.request()));
+    bodies.read(ctx.request(), maxBeaconBodyBytes, false, body -> takeBeacon(namespace, id.increment(), id.folded(),
+      BeaconQuery.of(ctx.request().query()).visit(), ctx.request()));
   }
 
   /** The id segment of {@code /v1/beacon/{type}/{id}[/]}, still percent-encoded. */
@@ -271,33 +278,87 @@ final class IncrementRoutes {
   /**
    * A valid beacon, from the router or the hot path: filtered, counted unless dropped, answered either way.
    * {@code folded}: why its id is already a reserved one of the namespace, or null; {@code visit}: where the view came
-   * from, as its script said.
+   * from, as its script said. A counted view of a windowed namespace is taken together with what it adds to the
+   * namespace's companions ({@link VisitDimensions}), in one request: journaled and answered as one, so the
+   * breakdowns never disagree with the views they break down.
    */
   void takeBeacon(NamespaceOptions namespace, Increment increment, FoldReason folded, PageVisit visit,
                   HttpServerRequest request) {
+    takeBeacon(namespace, increment, folded, visit, request, IncrementRoutes::answerBeacon);
+  }
+
+  /**
+   * How a door answers a beacon once it is counted or dropped: {@code dropped} names why it was not counted (null when
+   * it was), {@code folded} why it was counted under a reserved id (null when under its own). A refusal of the write
+   * path is answered as its JSON error by every door alike.
+   */
+  interface BeaconAnswer {
+    void answer(HttpServerRequest request, String dropped, FoldReason folded);
+  }
+
+  /**
+   * As {@link #takeBeacon(NamespaceOptions, Increment, FoldReason, PageVisit, HttpServerRequest)}, answered in the
+   * door's own protocol ({@code answer}): the tracker endpoints answer what their scripts expect.
+   */
+  void takeBeacon(NamespaceOptions namespace, Increment increment, FoldReason folded, PageVisit visit,
+                  HttpServerRequest request, BeaconAnswer answer) {
     String client = ClientAddress.of(request, trustedProxies);
     ClientAddress.untrustedForwarder(request, trustedProxies, forwardedPeers);
     BeaconVerdict verdict = beaconFilter.check(namespace, request.headers(), client, increment, folded);
     if (!verdict.isCounted()) {
       // dropped: the same status, not counted
-      answerBeacon(request, verdict.dropped().label, null);
+      answer.answer(request, verdict.dropped().label, null);
       return;
     }
-    writes.submit(WriteRequest.of(verdict.increment(), AckMode.ACCEPTED))
-      .onSuccess(answer -> answerTaken(namespace, verdict, request, client, answer));
+    Increment view = verdict.increment();
+    WriteRequest write = namespace.isWindowed()
+      ? WriteRequest.of(withCompanions(namespace, view, visit, request), AckMode.ACCEPTED)
+      : WriteRequest.of(view, AckMode.ACCEPTED);
+    writes.submit(write).onSuccess(taken -> answerTaken(namespace, verdict, request, client, taken, answer));
+  }
+
+  private List<Increment> withCompanions(NamespaceOptions namespace, Increment view, PageVisit visit,
+                                         HttpServerRequest request) {
+    List<Increment> increments = new ArrayList<>(7);
+    increments.add(view);
+    increments.addAll(dimensions.increments(namespace, view, visit, pageHost(request),
+      request.getHeader(HttpHeaders.USER_AGENT)));
+    return increments;
+  }
+
+  /**
+   * The host of the page that sent a beacon: its {@code Origin}, else its {@code Referer} (the page's address, or its
+   * origin under the default referrer policy); null when neither names one.
+   */
+  static String pageHost(HttpServerRequest request) {
+    String page = request.getHeader(HttpHeaders.ORIGIN);
+    if (page == null || page.equals("null")) {
+      page = request.getHeader(HttpHeaders.REFERER);
+    }
+    if (page == null) {
+      return null;
+    }
+    try {
+      return new URI(page).getHost();
+    } catch (URISyntaxException e) {
+      return null;
+    }
   }
 
   private void answerTaken(NamespaceOptions namespace, BeaconVerdict verdict, HttpServerRequest request, String client,
-                           WriteAnswer answer) {
+                           WriteAnswer answer, BeaconAnswer door) {
     if (answer.isRefused()) {
       Responses.error(request.response(), answer.refusal());
       return;
     }
     beaconFilter.counted(namespace, verdict);
     if (uniques != null && namespace.isUnique()) {
-      uniques.record(verdict.increment().key(), client, request.getHeader("User-Agent"));
+      String userAgent = request.getHeader("User-Agent");
+      uniques.record(verdict.increment().key(), client, userAgent);
+      // the site's distinct visitors: a visitor of two pages is one visitor of the site
+      uniques.record(VisitDimensions.siteKey(namespace, verdict.increment().key().bucket()), client, userAgent);
     }
-    answerBeacon(request, null, verdict.folded());
+    door.answer(request, null, verdict.folded());
   }
 
   /**

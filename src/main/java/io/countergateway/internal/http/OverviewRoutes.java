@@ -38,11 +38,22 @@ final class OverviewRoutes {
   void namespaces(RoutingContext ctx) {
     JsonArray namespaces = new JsonArray();
     for (NamespaceOptions namespace : config.getNamespaces().values()) {
+      if (namespace.isCompanion()) {
+        continue; // named by its namespace's companions
+      }
       WindowOptions window = namespace.getWindow();
+      JsonObject companions = null;
+      if (namespace.isWindowed()) {
+        companions = new JsonObject();
+        for (NamespaceOptions companion : namespace.companions()) {
+          companions.put(companion.getName().substring(namespace.getName().length() + 1), companion.getName());
+        }
+      }
       namespaces.add(new JsonObject().put("name", namespace.getName()).put("public", namespace.isPublic())
         .put("unique", namespace.isUnique()).put("slots", namespace.getSlots())
         .put("window", window == null ? null : new JsonObject().put("bucket", window.getBucket().label())
           .put("retentionSeconds", window.getRetention().toSeconds()).put("maxRangeBuckets", window.getMaxRangeBuckets()))
+        .put("companions", companions)
         .put("increments", state.taken().taken(namespace.getName()))
         .put("values", state.taken().values(namespace.getName()))
         .put("beacons", beacons.summary(namespace.getName())));

@@ -35,7 +35,7 @@ public final class ConfigSummary {
     summary.put("cluster_tls", config.getCluster().isEnabled() && config.getCluster().getTls().isEnabled());
     summary.put("auth", config.getAuth().isEnabled() ? "tokens" : config.getAuth().isAnonymous() ? "anonymous" : "off");
     summary.put("shutdown_timeout_ms", config.getShutdownTimeoutMs());
-    summary.put("namespaces", config.getNamespaces().values().stream()
+    summary.put("namespaces", config.getNamespaces().values().stream().filter(namespace -> !namespace.isCompanion())
       .map(ConfigSummary::describe).collect(Collectors.joining(" ")));
     return summary;
   }

@@ -54,6 +54,18 @@ public final class IncrementRules {
       throw new ApiError(404, "unknown_namespace", "no namespace '" + name + "' takes beacons: beacons count on namespaces "
         + "declared public in the configuration file (namespaces." + name + ".public: true)", "type");
     }
+    return writable(namespace);
+  }
+
+  /**
+   * {@code namespace}, unless it is a companion: those the gateway writes from their namespace's beacons, and a client's
+   * own increment there would make the sources disagree with the views they break down.
+   */
+  private static NamespaceOptions writable(NamespaceOptions namespace) {
+    if (namespace.isCompanion()) {
+      throw new ApiError(403, "companion_namespace", "'" + namespace.getName() + "' is counted by the gateway from the "
+        + "beacons of '" + namespace.getParent().getName() + "': it can be read, not written", "type");
+    }
     return namespace;
   }
 
@@ -170,7 +182,7 @@ public final class IncrementRules {
    * {@code window.maxFutureSkew} ahead; null means now, by the gateway's clock.
    */
   public Increment increment(String type, String id, Object rawDelta, Object rawAt) {
-    NamespaceOptions namespace = namespace(type);
+    NamespaceOptions namespace = writable(namespace(type));
     String checkedId = id(namespace, id);
     long delta = delta(rawDelta);
     return new Increment(new CounterKey(type, checkedId, bucket(namespace, rawAt)), delta);
@@ -201,11 +213,12 @@ public final class IncrementRules {
 
   /**
    * The id a read or reset names: a public namespace's ids are page ids (so {@code /docs/über}, a path shortened when
-   * it was counted, and the reserved {@code (other)} and {@code (invalid)} are read as they were counted); any other
+   * it was counted, and the reserved {@code (other)} and {@code (invalid)} are read as they were counted), and so are a
+   * companion's (a referrer host, {@code Chrome}, {@code newsletter / email / spring}); any other
    * namespace's follow {@link #id(NamespaceOptions, String)}.
    */
   public String readId(NamespaceOptions namespace, String id) {
-    if (!namespace.isPublic()) {
+    if (!namespace.isPublic() && !namespace.isCompanion()) {
       return id(namespace, id);
     }
     String pageId = PageIds.of(id, storedIdLength(namespace));

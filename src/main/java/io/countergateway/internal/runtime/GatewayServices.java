@@ -19,6 +19,11 @@ public record GatewayServices(GatewayConfig config, GatewayState state, MeterReg
     this(config, state, registry, new IncrementRules(config, clock));
   }
 
+  /** The same state, registry and rules over {@code changed} (a value the start learnt, such as the commit level). */
+  public GatewayServices withConfig(GatewayConfig changed) {
+    return new GatewayServices(changed, state, registry, rules);
+  }
+
   public Clock clock() {
     return rules.clock();
   }

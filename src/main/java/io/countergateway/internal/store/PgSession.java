@@ -47,6 +47,9 @@ final class PgSession {
       // PgBouncer's own tcp_keepalive watches its server connections; the gateway's side is kept alive by ours
       return connect;
     }
+    if (options.getSynchronousCommit() != null) {
+      connect.addProperty("synchronous_commit", options.getSynchronousCommit());
+    }
     return connect
       .addProperty("statement_timeout", Long.toString(statementTimeoutMs))
       .addProperty("lock_timeout", Long.toString(lockTimeoutMs))
@@ -57,7 +60,8 @@ final class PgSession {
   }
 
   private String setStatement() {
-    return "SET statement_timeout = " + statementTimeoutMs + "; SET lock_timeout = " + lockTimeoutMs;
+    return "SET statement_timeout = " + statementTimeoutMs + "; SET lock_timeout = " + lockTimeoutMs
+      + (options.getSynchronousCommit() == null ? "" : "; SET synchronous_commit = " + options.getSynchronousCommit());
   }
 
   /** A pool builder whose every new connection carries the settings. */
@@ -70,7 +74,8 @@ final class PgSession {
 
   /** One connection outside any pool, with the settings in force. */
   Future<PgConnection> open(Vertx vertx) {
-    Future<PgConnection> connecting = PgConnection.connect(vertx, connect());
+    Future<PgConnection> connecting = SqlStores.target(vertx, options, connect())
+      .compose(connect -> PgConnection.connect(vertx, (PgConnectOptions) connect));
     if (!behindPooler()) {
       return connecting;
     }

@@ -143,7 +143,7 @@ final class PoolerProbe {
   }
 
   private static String endpoint(DatabaseOptions options) {
-    return options.getHost() + ":" + options.getPort();
+    return options.endpointText();
   }
 
   private static String oneLine(String text) {

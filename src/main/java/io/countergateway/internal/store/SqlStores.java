@@ -27,8 +27,14 @@ import java.util.function.Supplier;
 
 /** Builds the store for the configured dialect, with its own small pool bound to the calling verticle. */
 public final class SqlStores {
-  /** Statements per connection the MySQL client may send before the first answer arrives. */
-  static final int MYSQL_PIPELINING_LIMIT = 16;
+  /**
+   * Statements per connection the MySQL client may send before the first answer arrives: one. When a connection dies,
+   * the MySQL client (5.0.10) fails the first command in flight and never answers those written after it: a pipelined
+   * prepare + execute of a flush on a killed session would wait out the whole attempt timeout (15 s by default), its
+   * flush stuck and the writer failing long after the database is back. A flush is one statement on a connection of
+   * its own; pipelining would save only the first prepare's round trip of each connection.
+   */
+  static final int MYSQL_PIPELINING_LIMIT = 1;
   static final int CONNECT_TIMEOUT_MS = 2_000;
   /** The MySQL server ends a session idle this long, in a transaction or not, at the least. */
   static final int MIN_SERVER_IDLE_SECONDS = 10;
@@ -104,8 +110,8 @@ public final class SqlStores {
       // the server gives up on a statement we no longer wait for, and a flush waiting on a row lock fails (55P03,
       // retried on other slots) well before that
       PgSession session = new PgSession(options, attemptTimeoutMs, lockWaitMs);
-      return () -> session.apply(PgBuilder.pool().with(poolOptions).with(netOptions()).connectingTo(session.connect()))
-        .using(vertx).build();
+      return () -> session.apply(connecting(PgBuilder.pool().with(poolOptions).with(netOptions()), vertx, options,
+        session.connect())).using(vertx).build();
     }
     MySQLConnectOptions connect = mysqlConnect(options).setPipeliningLimit(MYSQL_PIPELINING_LIMIT);
     // A gateway that dies or is cut off between its upserts and COMMIT leaves its row locks — and its uncommitted
@@ -119,7 +125,7 @@ public final class SqlStores {
     // ONE statement with the isolation in it: every statement a new connection runs before it is handed out is one
     // more round trip that a lost answer can leave waiting, and a connection waiting there holds up the flushes
     // behind it (MariaDbConnectionKillIT drops answers to new connections)
-    return () -> MySQLBuilder.pool().with(poolOptions).with(netOptions()).connectingTo(connect)
+    return () -> connecting(MySQLBuilder.pool().with(poolOptions).with(netOptions()), vertx, options, connect)
       .withConnectHandler(conn -> applySession(conn, List.of(session + ", " + readCommittedVariable(conn))))
       .using(vertx).build();
   }
@@ -131,6 +137,22 @@ public final class SqlStores {
   private static String readCommittedVariable(SqlConnection conn) {
     boolean mariaDb = conn.databaseMetadata().fullVersion().contains("MariaDB");
     return (mariaDb ? "tx_isolation" : "transaction_isolation") + " = 'READ-COMMITTED'";
+  }
+
+  /**
+   * {@code builder} connecting with {@code connect}: to its server, or, with {@code database.hosts}, to the one of them
+   * that takes writes, found again for every new connection ({@link PrimaryTarget}).
+   */
+  private static ClientBuilder<Pool> connecting(ClientBuilder<Pool> builder, Vertx vertx, DatabaseOptions options,
+                                                SqlConnectOptions connect) {
+    return options.getHosts().isEmpty() ? builder.connectingTo(connect)
+      : builder.connectingTo(PrimaryTarget.of(vertx, options, connect));
+  }
+
+  /** As {@link #connecting}, for one connection outside any pool: the settings of the server to open it to. */
+  static Future<SqlConnectOptions> target(Vertx vertx, DatabaseOptions options, SqlConnectOptions connect) {
+    return options.getHosts().isEmpty() ? Future.succeededFuture(connect)
+      : PrimaryTarget.of(vertx, options, connect).get();
   }
 
   /** A pool builder whose every new connection first runs {@code statements} (its session settings) before use. */
@@ -168,10 +190,11 @@ public final class SqlStores {
    */
   public static Pool plainPool(Vertx vertx, DatabaseOptions options, PoolOptions poolOptions) {
     if (options.isPostgres()) {
-      return PgBuilder.pool().with(poolOptions).with(netOptions()).connectingTo(pgConnect(options)).using(vertx).build();
+      return connecting(PgBuilder.pool().with(poolOptions).with(netOptions()), vertx, options, pgConnect(options))
+        .using(vertx).build();
     }
-    return MySQLBuilder.pool().with(poolOptions).with(netOptions()).connectingTo(mysqlConnect(options)).using(vertx)
-      .build();
+    return connecting(MySQLBuilder.pool().with(poolOptions).with(netOptions()), vertx, options, mysqlConnect(options))
+      .using(vertx).build();
   }
 
   /**
@@ -182,19 +205,24 @@ public final class SqlStores {
     if (options.isPostgres()) {
       return plainPool(vertx, options, poolOptions);
     }
-    return settingEachSession(MySQLBuilder.pool().with(poolOptions).with(netOptions()).connectingTo(mysqlConnect(options)),
-      List.of(READ_COMMITTED)).using(vertx).build();
+    return settingEachSession(connecting(MySQLBuilder.pool().with(poolOptions).with(netOptions()), vertx, options,
+      mysqlConnect(options)), List.of(READ_COMMITTED)).using(vertx).build();
+  }
+
+  /** What the start learns of the database: the id it keeps in its schema, and what a failover of it can lose. */
+  public record Identified(String id, ReplicationSetup replication) {
   }
 
   /**
    * Once the schema is there: every right the gateway's statements use ({@link DatabaseRights}, refused naming
    * {@code database.user}), then the database's identity ({@link SchemaUpgrade#identity}), which the journal records
-   * beside what it holds. One connection, closed after.
+   * beside what it holds, and its replication set-up ({@link ReplicationSetup}). One connection, closed after.
    */
-  public static Future<String> checkRightsAndIdentify(Vertx vertx, DatabaseOptions options) {
+  public static Future<Identified> checkRightsAndIdentify(Vertx vertx, DatabaseOptions options) {
     Pool pool = pool(vertx, options, "start-checks", 1);
     return DatabaseRights.check(pool, options)
       .compose(v -> new SchemaUpgrade(options.isPostgres(), options.getTable()).identity(pool))
+      .compose(id -> ReplicationSetup.read(pool, options.isPostgres()).map(setup -> new Identified(id, setup)))
       .eventually(pool::close);
   }
 
@@ -211,7 +239,8 @@ public final class SqlStores {
       return PoolerProbe.check(vertx, new PgSession(options, timeoutMs, timeoutMs / 3))
         .timeout(timeoutMs, TimeUnit.MILLISECONDS);
     }
-    Future<? extends SqlConnection> connecting = MySQLConnection.connect(vertx, mysqlConnect(options));
+    Future<? extends SqlConnection> connecting = target(vertx, options, mysqlConnect(options))
+      .compose(connect -> MySQLConnection.connect(vertx, (MySQLConnectOptions) connect));
     // also a connection that is made only after the deadline
     connecting.onSuccess(SqlConnection::close);
     return connecting.<Void>mapEmpty().timeout(timeoutMs, TimeUnit.MILLISECONDS);
@@ -277,13 +306,13 @@ public final class SqlStores {
       String message = String.valueOf(cause.getMessage());
       // the PostgreSQL client reports a refused certificate as a VertxException without its cause
       if (cause instanceof SSLException || message.contains("SSL handshake failed")) {
-        return new IllegalStateException("TLS to the database " + options.getHost() + ":" + options.getPort()
+        return new IllegalStateException("TLS to the database " + options.endpointText()
           + " failed (" + mode + (options.getSslCaFile() == null ? "" : ", " + DatabaseOptions.SSL_CA_FILE.name() + " "
           + options.getSslCaFile()) + "): " + oneLine(cause), failure);
       }
       if (options.getSslMode() == DatabaseOptions.SslMode.DISABLE && (message.contains("no encryption")
         || message.contains("SSL") || message.contains("secure transport"))) {
-        return new IllegalStateException("the database " + options.getHost() + ":" + options.getPort()
+        return new IllegalStateException("the database " + options.endpointText()
           + " refused a connection without TLS (" + mode + "; set require, verify-ca or verify-full): "
           + oneLine(cause), failure);
       }

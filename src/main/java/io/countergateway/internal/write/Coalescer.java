@@ -84,6 +84,12 @@ public final class Coalescer {
   /** Counters in flushes formed and not settled: with {@link #pending}, what a stop leaves unwritten. */
   private int countersInFlight;
   private static final Future<Void> HELD = Future.succeededFuture();
+  /**
+   * How long the writer must have been failing, without a success in between, before a drain leaves what it holds to
+   * the journal: a connection killed or a pool replaced costs a flush one failed attempt and is over in milliseconds,
+   * while a journal left behind is written only by a restart on the same disk (an emptyDir goes with its pod).
+   */
+  static final long LEAVE_TO_JOURNAL_AFTER_FAILING_MS = 1_000;
 
   private static final class Pending {
     long delta;
@@ -480,7 +486,7 @@ public final class Coalescer {
 
   /**
    * Stops intake and flushes everything pending; completes when nothing is left. With a journal, a drain that finds
-   * the database failing does not wait: what is pending is in the journal (accepted increments) or is answered now
+   * the database failing (for {@link #LEAVE_TO_JOURNAL_AFTER_FAILING_MS} on end) does not wait: what is pending is in the journal (accepted increments) or is answered now
    * (a waiting request: 503 if its delta was still pending, 504 if in a flush), and a restart replays the journal —
    * unless the journal's directory was removed ({@link Journal#unreachable()}): nothing is kept for a restart then,
    * so the drain goes on until it wrote everything or the stop's timeout ends it.
@@ -496,7 +502,7 @@ public final class Coalescer {
         check[0] = timers.periodic(100, () -> {
           if (drained.future().isComplete()) {
             timers.cancel(check[0]);
-          } else if (writer.isFailing() && !journal.unreachable()) {
+          } else if (writer.failingForMs() >= LEAVE_TO_JOURNAL_AFTER_FAILING_MS && !journal.unreachable()) {
             // a journal whose directory was removed keeps nothing for a restart: the drain goes on to the timeout
             timers.cancel(check[0]);
             leaveInJournal();

@@ -89,6 +89,8 @@ final class FlushWriter {
   /** The jobs it runs, until each is released or left to the replay. */
   private final Set<FlushJob> running = new LinkedHashSet<>();
   private boolean failing;
+  /** When the writer last started failing (nanoClock), while {@link #failing}. */
+  private long failingSinceNanos;
   private long unknownFlushes;
   private Timer flushTimer;
   private Counter retries;
@@ -486,9 +488,15 @@ final class FlushWriter {
     return failing;
   }
 
+  /** How long the writer has been failing without a success in between: 0 while it is not. */
+  long failingForMs() {
+    return failing ? TimeUnit.NANOSECONDS.toMillis(nanoClock.getAsLong() - failingSinceNanos) : 0;
+  }
+
   private void setFailing(boolean nowFailing) {
     if (failing != nowFailing) {
       failing = nowFailing;
+      failingSinceNanos = nanoClock.getAsLong();
       health.writerFailing(nowFailing);
     }
   }

@@ -4,6 +4,7 @@ import io.countergateway.CounterClient;
 import io.countergateway.Gateway;
 import io.countergateway.config.ClusterOptions;
 import io.countergateway.config.GatewayConfig;
+import io.countergateway.testing.ClusterCredentials;
 import io.countergateway.testing.GatewayFixture;
 import io.countergateway.testing.GatewayProcess;
 import io.countergateway.testing.TestDatabases;
@@ -59,10 +60,13 @@ class ClusterThroughputIT {
     int gatewayPort = GatewayProcess.freePort();
     int clientPort = GatewayProcess.freePort();
     List<String> members = List.of("127.0.0.1:" + gatewayPort, "127.0.0.1:" + clientPort);
+    // as a deployment runs it: TLS with client certificates, membership by the secret
+    ClusterCredentials credentials = ClusterCredentials.create();
     try (GatewayProcess remote = GatewayProcess.start("throughput-gateway", GatewayFixture.baseConfig(database, "bus_remote")
-      .put("cluster", new JsonObject().put("enabled", true).put("port", gatewayPort).put("members", members)))) {
-      Vertx client = await(EventBusCluster.join(ClusterOptions.fromJson(new JsonObject().put("enabled", true)
-        .put("port", clientPort).put("members", new JsonArray(members)))));
+      .put("cluster", credentials.member("gateway", new JsonObject().put("enabled", true).put("port", gatewayPort)
+        .put("members", members))))) {
+      Vertx client = await(EventBusCluster.join(ClusterOptions.fromJson(credentials.member("client", new JsonObject()
+        .put("enabled", true).put("port", clientPort).put("members", new JsonArray(members))))));
       remote.awaitListening(Duration.ofSeconds(90));
       table.add(measure("second JVM, clustered bus", new CounterClient(client), client, database, "bus_remote"));
       client.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);

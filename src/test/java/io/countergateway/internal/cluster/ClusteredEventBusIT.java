@@ -5,6 +5,7 @@ import io.countergateway.CounterClient;
 import io.countergateway.CounterException;
 import io.countergateway.internal.bus.Addresses;
 import io.countergateway.config.ClusterOptions;
+import io.countergateway.testing.ClusterCredentials;
 import io.countergateway.testing.GatewayFixture;
 import io.countergateway.testing.GatewayProcess;
 import io.countergateway.testing.TestDatabases;
@@ -39,8 +40,9 @@ import static io.countergateway.testing.GatewayFixture.await;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Two gateways in their own JVMs and this test JVM as a third member of one Hazelcast cluster on loopback: the
- * test sends through {@link CounterClient} exactly as an application in another JVM would.
+ * Two gateways in their own JVMs and this test JVM as a third member of one Hazelcast cluster on loopback, each
+ * holding the cluster's certificate and secret: the test sends through {@link CounterClient} exactly as an
+ * application in another JVM would.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
@@ -60,20 +62,39 @@ class ClusteredEventBusIT {
     JsonObject database = TestDatabases.postgres();
     List<Integer> ports = List.of(GatewayProcess.freePort(), GatewayProcess.freePort(), GatewayProcess.freePort());
     List<String> members = ports.stream().map(port -> "127.0.0.1:" + port).toList();
+    ClusterCredentials credentials = ClusterCredentials.create();
     for (int i = 0; i < 2; i++) {
       JsonObject config = GatewayFixture.baseConfig(database, TABLE)
-        .put("cluster", clusterConfig(ports.get(i), members));
+        .put("cluster", credentials.member("gateway-" + i, clusterConfig(ports.get(i), members)));
       gateways.add(GatewayProcess.start("cluster-gateway-" + i, config));
     }
-    ClusterOptions client = ClusterOptions.fromJson(new JsonObject().put("enabled", true).put("port", ports.get(2))
-      .put("members", new JsonArray(members)).put("memberTimeout", "3s"));
+    ClusterOptions client = ClusterOptions.fromJson(credentials.member("client", clusterConfig(ports.get(2), members)));
     vertx = await(EventBusCluster.join(client));
     gateways.forEach(gateway -> gateway.awaitListening(Duration.ofSeconds(90)));
     counters = new CounterClient(vertx, CLIENT_TIMEOUT_MS);
+    awaitBothGatewaysReached();
     sql = PgBuilder.pool().connectingTo(new PgConnectOptions().setHost(database.getString("host"))
       .setPort(database.getInteger("port")).setDatabase(database.getString("name")).setUser(database.getString("user"))
         .setPassword(database.getString("password")))
       .using(vertx).build();
+  }
+
+  /**
+   * Until pings answered in a row cover both gateways: the first message to a member opens its TLS connection (the
+   * handshake, and the TLS set-up of each JVM, take seconds on a loaded machine), and no test's first requests should
+   * be the ones that wait for it.
+   */
+  private void awaitBothGatewaysReached() {
+    long started = System.nanoTime();
+    long deadline = started + Duration.ofSeconds(60).toNanos();
+    int inRow = 0;
+    while (inRow < 8) {
+      assertThat(System.nanoTime()).as("8 pings in a row answered within 60 s").isLessThan(deadline);
+      Future<Void> ping = counters.ping();
+      ping.toCompletionStage().toCompletableFuture().handle((v, e) -> null).join();
+      inRow = ping.succeeded() ? inRow + 1 : 0;
+    }
+    System.out.printf("both gateways reached over TLS after %d ms%n", (System.nanoTime() - started) / 1_000_000);
   }
 
   private static JsonObject clusterConfig(int port, List<String> members) {

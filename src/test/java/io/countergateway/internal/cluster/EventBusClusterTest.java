@@ -27,8 +27,8 @@ class EventBusClusterTest {
 
   @Test
   @DisplayName("members join over TCP on the listed addresses only: never multicast, never auto-detection")
-  void tcpJoin() {
-    Config config = EventBusCluster.hazelcastConfig(ClusterOptions.fromJson(new JsonObject().put("enabled", true).put("host", "10.0.0.5").put("insecure", true)
+  void tcpJoin(@TempDir Path dir) throws IOException {
+    Config config = EventBusCluster.hazelcastConfig(ClusterOptions.fromJson(member(dir).put("host", "10.0.0.5")
       .put("port", 5801).put("members", new JsonArray(List.of("10.0.0.6:5801", "10.0.0.7")))));
     JoinConfig join = config.getNetworkConfig().getJoin();
     assertThat(join.getMulticastConfig().isEnabled()).isFalse();
@@ -41,28 +41,53 @@ class EventBusClusterTest {
     assertThat(config.getProperty("hazelcast.local.localAddress")).isEqualTo("10.0.0.5");
     // Vert.x's subscription maps keep their backups
     assertThat(config.getMultiMapConfig("__vertx.subs").getBackupCount()).isEqualTo(1);
+    // Hazelcast admits members and clients by this name alone: it holds the secret
+    assertThat(config.getClusterName()).startsWith("counter-gateway-").isNotEqualTo("counter-gateway")
+      .doesNotContain(SECRET);
+    assertThat(config.getProperty("hazelcast.logging.details.enabled")).as("no log line carries that name").isEqualTo("false");
   }
 
-  @Test
-  @DisplayName("with cluster.tls the event bus runs TLS with the member's certificate and requires one of the cluster's CA from every peer")
-  void mutualTls(@TempDir Path dir) throws IOException {
+  private static final String SECRET = "0123456789abcdef0123456789abcdef";
+
+  /** A member's cluster section: enabled, with TLS files and the secret. */
+  private static JsonObject member(Path dir) throws IOException {
+    return new JsonObject().put("enabled", true).put("secret", SECRET).put("tls", tlsFiles(dir));
+  }
+
+  private static JsonObject tlsFiles(Path dir) throws IOException {
     JsonObject tls = new JsonObject();
     for (String name : List.of("certFile", "keyFile", "caFile")) {
       tls.put(name, Files.writeString(dir.resolve(name), "-----BEGIN CERTIFICATE-----\n").toString());
     }
-    EventBusOptions secured = EventBusCluster.eventBusOptions(ClusterOptions.fromJson(new JsonObject().put("tls", tls)));
+    return tls;
+  }
+
+  @Test
+  @DisplayName("joining without the cluster's certificate or secret fails naming the key, for an application's Vert.x too")
+  void joinNeedsCertificateAndSecret(@TempDir Path dir) throws IOException {
+    assertThat(EventBusCluster.join(ClusterOptions.fromJson(new JsonObject())).cause())
+      .isInstanceOf(ConfigException.class).hasMessageStartingWith("cluster.tls.certFile: required");
+    assertThat(EventBusCluster.join(ClusterOptions.fromJson(new JsonObject().put("tls", tlsFiles(dir)))).cause())
+      .isInstanceOf(ConfigException.class).hasMessageStartingWith("cluster.secret: required");
+  }
+
+  @Test
+  @DisplayName("the event bus runs TLS with the member's certificate and requires one of the cluster's CA from every peer")
+  void mutualTls(@TempDir Path dir) throws IOException {
+    JsonObject cluster = member(dir);
+    JsonObject tls = cluster.getJsonObject("tls");
+    EventBusOptions secured = EventBusCluster.eventBusOptions(ClusterOptions.fromJson(cluster));
     assertThat(secured.isSsl()).isTrue();
     assertThat(secured.getClientAuth()).isEqualTo(ClientAuth.REQUIRED);
     assertThat(secured.isTrustAll()).isFalse();
     assertThat(((PemKeyCertOptions) secured.getKeyCertOptions()).getCertPath()).isEqualTo(tls.getString("certFile"));
     assertThat(((PemTrustOptions) secured.getTrustOptions()).getCertPaths()).containsExactly(tls.getString("caFile"));
-    assertThat(EventBusCluster.eventBusOptions(ClusterOptions.fromJson(new JsonObject())).isSsl()).isFalse();
   }
 
   @Test
   @DisplayName("in Kubernetes, members find each other through a headless service's DNS name, without API permissions")
-  void kubernetesJoin() {
-    Config config = EventBusCluster.hazelcastConfig(ClusterOptions.fromJson(new JsonObject().put("enabled", true).put("join", "kubernetes")
+  void kubernetesJoin(@TempDir Path dir) throws IOException {
+    Config config = EventBusCluster.hazelcastConfig(ClusterOptions.fromJson(member(dir).put("join", "kubernetes")
       .put("kubernetesServiceDns", "counter-gateway-cluster.prod.svc.cluster.local")));
     JoinConfig join = config.getNetworkConfig().getJoin();
     assertThat(join.getTcpIpConfig().isEnabled()).isFalse();

@@ -5,6 +5,7 @@ import io.countergateway.Gateway;
 import io.countergateway.internal.bus.Addresses;
 import io.countergateway.config.ClusterOptions;
 import io.countergateway.config.GatewayConfig;
+import io.countergateway.testing.ClusterCredentials;
 import io.countergateway.testing.DirectSql;
 import io.countergateway.testing.GatewayFixture;
 import io.countergateway.testing.GatewayProcess;
@@ -26,8 +27,6 @@ import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
-import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -40,8 +39,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * A gateway whose clustered event bus runs TLS with certificates both ways ({@code cluster.tls.*}), a member holding
- * a certificate of the cluster's CA, and two intruders on the same Hazelcast cluster: one without any certificate, one
- * with a certificate of its own CA. All in this JVM, on loopback, as separate Vert.x instances and Hazelcast members.
+ * a certificate of the cluster's CA, and two intruders that know the cluster's secret, so are members of the same
+ * Hazelcast cluster: one without any certificate, one with a certificate of its own CA. All in this JVM, on loopback, as separate Vert.x instances and Hazelcast members.
  */
 @DisplayName("The clustered event bus with TLS and client certificates (cluster.tls.*)")
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
@@ -60,12 +59,9 @@ class EventBusTlsIT {
   private Pool sql;
 
   @BeforeAll
-  void startCluster() throws IOException {
-    Path dir = Files.createTempDirectory(Files.createDirectories(Path.of("target").toAbsolutePath()), "bus-tls-");
-    TestCertificates.Authority cluster = TestCertificates.authority("cluster CA");
-    Path ca = cluster.writeCertificate(dir.resolve("ca.crt"));
-    cluster.issue("gateway", "127.0.0.1").write(dir.resolve("gateway.crt"), dir.resolve("gateway.key"));
-    cluster.issue("member", "127.0.0.1").write(dir.resolve("member.crt"), dir.resolve("member.key"));
+  void startCluster() {
+    ClusterCredentials credentials = ClusterCredentials.create();
+    Path dir = credentials.dir();
     TestCertificates.Authority own = TestCertificates.authority("impostor CA");
     own.issue("impostor", "127.0.0.1").write(dir.resolve("impostor.crt"), dir.resolve("impostor.key"));
     Path ownCa = own.writeCertificate(dir.resolve("impostor-ca.crt"));
@@ -75,19 +71,23 @@ class EventBusTlsIT {
     JsonArray members = new JsonArray(ports.stream().map(port -> "127.0.0.1:" + port).toList());
     JsonObject database = TestDatabases.postgres();
     JsonObject raw = GatewayFixture.baseConfig(database, TABLE)
-      .put("cluster", clusterConfig(ports.get(0), members, dir, "gateway", ca));
+      .put("cluster", credentials.member("gateway", clusterConfig(ports.get(0), members)));
     GatewayConfig config = GatewayConfig.fromJson(raw);
     Vertx gatewayVertx = join(config.getCluster());
     gateway = await(Gateway.start(gatewayVertx, config, new PrometheusMeterRegistry(PrometheusConfig.DEFAULT)));
     http = WebClient.create(gatewayVertx, new WebClientOptions().setDefaultHost("127.0.0.1")
       .setDefaultPort(gateway.port()).setKeepAlive(false));
 
-    member = new CounterClient(join(ClusterOptions.fromJson(clusterConfig(ports.get(1), members, dir, "member", ca))),
-      CLIENT_TIMEOUT_MS);
-    intruderVertx = join(ClusterOptions.fromJson(clusterConfig(ports.get(2), members, null, null, null)));
+    member = new CounterClient(join(ClusterOptions.fromJson(credentials.member("member",
+      clusterConfig(ports.get(1), members)))), CLIENT_TIMEOUT_MS);
+    // both intruders hold the cluster's secret, so they are in Hazelcast's membership: only the bus's TLS keeps them out
+    intruderVertx = added(await(Strangers.withoutCertificate(ClusterOptions.fromJson(credentials.member("intruder",
+      clusterConfig(ports.get(2), members))))));
     intruder = new CounterClient(intruderVertx, CLIENT_TIMEOUT_MS);
-    impostor = new CounterClient(join(ClusterOptions.fromJson(clusterConfig(ports.get(3), members, dir, "impostor",
-      ownCa))), CLIENT_TIMEOUT_MS);
+    JsonObject impostorConfig = clusterConfig(ports.get(3), members).put("secret", credentials.secret())
+      .put("tls", new JsonObject().put("certFile", dir.resolve("impostor.crt").toString())
+        .put("keyFile", dir.resolve("impostor.key").toString()).put("caFile", ownCa.toString()));
+    impostor = new CounterClient(join(ClusterOptions.fromJson(impostorConfig)), CLIENT_TIMEOUT_MS);
     sql = DirectSql.pool(gatewayVertx, "postgres");
     // the gateway's consumers reach the member's view of the cluster a while after it joined: every test's first
     // request must not be the one that waits for that
@@ -98,18 +98,16 @@ class EventBusTlsIT {
     }
   }
 
-  private static JsonObject clusterConfig(int port, JsonArray members, Path dir, String name, Path ca) {
-    JsonObject cluster = new JsonObject().put("enabled", true).put("port", port).put("members", members.copy())
+  private static JsonObject clusterConfig(int port, JsonArray members) {
+    return new JsonObject().put("enabled", true).put("port", port).put("members", members.copy())
       .put("memberTimeout", "3s");
-    if (name != null) {
-      cluster.put("tls", new JsonObject().put("certFile", dir.resolve(name + ".crt").toString())
-        .put("keyFile", dir.resolve(name + ".key").toString()).put("caFile", ca.toString()));
-    }
-    return cluster;
   }
 
   private Vertx join(ClusterOptions options) {
-    Vertx vertx = await(EventBusCluster.join(options));
+    return added(await(EventBusCluster.join(options)));
+  }
+
+  private Vertx added(Vertx vertx) {
     instances.add(vertx);
     return vertx;
   }

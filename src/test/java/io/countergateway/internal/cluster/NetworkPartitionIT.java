@@ -3,6 +3,7 @@ package io.countergateway.internal.cluster;
 import io.countergateway.CounterClient;
 import io.countergateway.CounterException;
 import io.countergateway.config.ClusterOptions;
+import io.countergateway.testing.ClusterCredentials;
 import io.countergateway.testing.GatewayFixture;
 import io.countergateway.testing.GatewayProcess;
 import io.countergateway.testing.Ledger;
@@ -78,6 +79,7 @@ class NetworkPartitionIT {
     + "Chrome/120.0 Safari/537.36";
 
   private NetworkHosts hosts;
+  private ClusterCredentials credentials;
   private PostgresOnHost postgres;
   private final Map<String, GatewayProcess> gateways = new LinkedHashMap<>();
   private Vertx vertx;
@@ -94,6 +96,9 @@ class NetworkPartitionIT {
       "no PostgreSQL server binaries under /usr/lib/postgresql (Debian package postgresql) to run on the database host");
     hosts = NetworkHosts.create(List.of("db", "g1", "g2", "g3"));
     postgres = PostgresOnHost.start(hosts, "db", Duration.ofSeconds(60));
+    List<String> addresses = new ArrayList<>(GATEWAYS.stream().map(hosts::address).toList());
+    addresses.add(NetworkHosts.GATEWAY_ADDRESS);
+    credentials = ClusterCredentials.create(addresses.toArray(String[]::new));
     vertx = await(EventBusCluster.join(ClusterOptions.fromJson(clusterConfig(NetworkHosts.GATEWAY_ADDRESS))));
     Pool admin = pool(postgres.config("postgres"));
     await(admin.query("CREATE DATABASE counters").execute());
@@ -320,9 +325,9 @@ class NetworkPartitionIT {
     if (!address.equals(NetworkHosts.GATEWAY_ADDRESS)) {
       members.add(NetworkHosts.GATEWAY_ADDRESS + ":" + CLUSTER_PORT);
     }
-    return new JsonObject().put("enabled", true).put("name", "partition-test").put("host", address).put("insecure", true)
-      .put("port", CLUSTER_PORT).put("busPort", BUS_PORT).put("members", members)
-      .put("memberTimeout", MEMBER_TIMEOUT_SECONDS + "s");
+    return credentials.member(address, new JsonObject().put("enabled", true).put("name", "partition-test")
+      .put("host", address).put("port", CLUSTER_PORT).put("busPort", BUS_PORT).put("members", members)
+      .put("memberTimeout", MEMBER_TIMEOUT_SECONDS + "s"));
   }
 
   private Pool pool(JsonObject database) {

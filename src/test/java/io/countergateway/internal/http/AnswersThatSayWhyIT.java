@@ -83,9 +83,9 @@ class AnswersThatSayWhyIT {
   @Test
   @DisplayName("a beacon ignores the parameters it does not use, names them, and counts the view; the JSON API refuses them")
   void beaconIgnoresParameters() {
-    HttpResponse<Buffer> ignored = send(HttpMethod.GET, "/v1/beacon/pageviews/param-b?fromat=gif&utm_source=x");
+    HttpResponse<Buffer> ignored = send(HttpMethod.GET, "/v1/beacon/pageviews/param-b?fromat=gif&fbclid=x");
     assertThat(ignored.statusCode()).isEqualTo(204);
-    assertThat(ignored.getHeader("X-Counter-Ignored-Parameters")).isEqualTo("fromat,utm_source");
+    assertThat(ignored.getHeader("X-Counter-Ignored-Parameters")).isEqualTo("fromat,fbclid");
     HttpResponse<Buffer> pixel = send(HttpMethod.GET, "/v1/beacon/pageviews/param-b?format=gif&_=1699999");
     assertThat(pixel.statusCode()).isEqualTo(200);
     assertThat(pixel.getHeader("X-Counter-Ignored-Parameters")).isEqualTo("_");

@@ -1,5 +1,6 @@
 package io.countergateway.internal.http;
 
+import io.countergateway.internal.beacon.PageVisit;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
@@ -8,11 +9,25 @@ import static org.assertj.core.api.Assertions.assertThat;
 @DisplayName("A beacon's query")
 class BeaconQueryTest {
   @Test
-  @DisplayName("cache busters and campaign tags are ignored and named, in the order sent, each once")
+  @DisplayName("cache busters and other tags are ignored and named, in the order sent, each once")
   void ignoredAndNamed() {
     BeaconQuery query = BeaconQuery.of("_=1&cb=2&v=3&utm_source=x&utm_medium=y&fbclid=z&ref=w&cb=9");
     assertThat(query.gif()).isFalse();
-    assertThat(query.ignored()).isEqualTo("_,cb,v,utm_source,utm_medium,fbclid,ref");
+    assertThat(query.ignored()).isEqualTo("_,cb,v,fbclid,ref");
+  }
+
+  @Test
+  @DisplayName("r and the utm_ tags say where the view came from, decoded, the first of each counting")
+  void visit() {
+    BeaconQuery query = BeaconQuery.of("r=https%3A%2F%2Fnews.example%2F&utm_source=news+letter&utm_medium=email"
+      + "&utm_campaign=spring%20sale&utm_source=later&format=gif");
+    assertThat(query.visit()).isEqualTo(new PageVisit("https://news.example/", "news letter", "email", "spring sale"));
+    assertThat(query.ignored()).isNull();
+    assertThat(query.gif()).isTrue();
+    assertThat(BeaconQuery.of("utm_campaign=x").visit()).isEqualTo(new PageVisit(null, null, null, "x"));
+    assertThat(BeaconQuery.of("_=1").visit()).isSameAs(PageVisit.NONE);
+    assertThat(BeaconQuery.of(null).visit()).isSameAs(PageVisit.NONE);
+    assertThat(BeaconQuery.of("format=gif").visit()).isSameAs(PageVisit.NONE);
   }
 
   @Test
@@ -30,8 +45,8 @@ class BeaconQueryTest {
   @Test
   @DisplayName("names are shown decoded, anything but visible ASCII as ?, malformed escapes as written; empty ones skipped")
   void shownSafely() {
-    assertThat(BeaconQuery.of("utm%5Fsource=x&%zz=1&a%2Cb&%E2%82%AC=1&r%0A=2&&=x&a+c").ignored())
-      .isEqualTo("utm_source,%zz,a?b,?,r?,a?c");
+    assertThat(BeaconQuery.of("utm%5Fsourc=x&%zz=1&a%2Cb&%E2%82%AC=1&r%0A=2&&=x&a+c").ignored())
+      .isEqualTo("utm_sourc,%zz,a?b,?,r?,a?c");
   }
 
   @Test

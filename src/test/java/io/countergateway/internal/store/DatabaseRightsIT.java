@@ -58,11 +58,14 @@ class DatabaseRightsIT {
         + table + " in database 'counters'");
 
     await(admin.query("GRANT INSERT, UPDATE ON " + table + " TO " + user).execute());
-    String id = await(SqlStores.checkRightsAndIdentify(vertx, as("postgres", table, user)));
+    SqlStores.Identified identified = await(SqlStores.checkRightsAndIdentify(vertx, as("postgres", table, user)));
+    assertThat(identified.replication().kind()).as("the machine's server has no standby")
+      .isEqualTo(ReplicationSetup.Kind.NO_STANDBY);
+    String id = identified.id();
     assertThat(id).isNotBlank()
       .isEqualTo(DirectSql.stringValue(admin, "SELECT id FROM " + table + "_identity"));
     createSchema(vertx, "postgres", table);
-    assertThat(await(SqlStores.checkRightsAndIdentify(vertx, DirectSql.options("postgres", table))))
+    assertThat(await(SqlStores.checkRightsAndIdentify(vertx, DirectSql.options("postgres", table))).id())
       .as("a schema step run again keeps the id").isEqualTo(id);
     await(admin.close());
   }
@@ -87,8 +90,10 @@ class DatabaseRightsIT {
         await(admin.query("GRANT EXECUTE ON PROCEDURE counters." + table + "_write_flush TO '" + user + "'@'" + host
           + "'").execute());
       }
-      String id = await(SqlStores.checkRightsAndIdentify(vertx, as("mariadb", table, user)));
-      assertThat(id).hasSize(32).isEqualTo(DirectSql.stringValue(admin, "SELECT id FROM " + table + "_identity"));
+      SqlStores.Identified identified = await(SqlStores.checkRightsAndIdentify(vertx, as("mariadb", table, user)));
+      assertThat(identified.replication().kind()).as("a user without PROCESS sees no replica")
+        .isEqualTo(ReplicationSetup.Kind.NO_STANDBY);
+      assertThat(identified.id()).hasSize(32).isEqualTo(DirectSql.stringValue(admin, "SELECT id FROM " + table + "_identity"));
     } finally {
       for (String host : MARIADB_HOSTS) {
         await(admin.query("DROP USER IF EXISTS '" + user + "'@'" + host + "'").execute());

@@ -12,6 +12,8 @@ import net.jqwik.api.Label;
 import net.jqwik.api.Property;
 import net.jqwik.api.Provide;
 import net.jqwik.api.ShrinkingMode;
+import net.jqwik.api.lifecycle.AfterContainer;
+import net.jqwik.api.lifecycle.BeforeContainer;
 import net.jqwik.api.statistics.Statistics;
 
 import java.util.ArrayList;
@@ -109,8 +111,21 @@ class RecoveryPropertiesTest {
     play(scenario);
   }
 
+  /** One Vert.x for every run of every scenario: each run has its own journal, timers and clock, none of its Vert.x. */
+  private static RecoveryWorld.Machine machine;
+
+  @BeforeContainer
+  static void startMachine() {
+    machine = new RecoveryWorld.Machine();
+  }
+
+  @AfterContainer
+  static void stopMachine() {
+    machine.close();
+  }
+
   private void play(Scenario scenario) {
-    RecoveryWorld world = new RecoveryWorld(scenario.toString(), scenario.fsync());
+    RecoveryWorld world = new RecoveryWorld(machine, scenario.toString(), scenario.fsync());
     if (scenario.crashAtFileOp() > 0) {
       world.files.crashAt(scenario.crashAtFileOp());
     }
@@ -152,8 +167,7 @@ class RecoveryPropertiesTest {
     recovering.drainAndStop();
 
     Ledger.Verdict verdict = world.verdict();
-    Statistics.label("killed").collect(first.disk.crashed() ? "at a file operation"
-      : first.killed() ? "at a statement" : "after the workload");
+    Statistics.label("killed").collect(first.death().label);
     Statistics.label("disk").collect(scenario.machine() ? "machine crash" : "process crash");
     Statistics.label("disk fault").collect(scenario.disk());
     Statistics.label("replay reported a possible loss").collect(mayHaveLost);
@@ -206,10 +220,10 @@ class RecoveryPropertiesTest {
           case HOLD_UNTIL_AFTER_THE_CRASH -> new ScriptedStore.Hold();
         }));
       } else if (op instanceof Pause pause) {
-        RecoveryWorld.sleep(pause.millis());
+        run.pass(pause.millis());
       }
     }
-    RecoveryWorld.sleep(5);
+    run.pass(5);
   }
 
   /** The replay's segment, the reserve (4 segments), the restart room and one spare of 64 KiB: no more. */

@@ -12,7 +12,6 @@ import io.countergateway.internal.store.KeyedWrites;
 import io.countergateway.internal.store.VoidOutcome;
 import io.countergateway.internal.store.WriteOutcome;
 import io.countergateway.testing.EventLoop;
-import io.countergateway.testing.Eventually;
 import io.countergateway.testing.Ledger;
 import io.countergateway.testing.ScriptedStore;
 import io.countergateway.internal.write.journal.FaultingFiles;
@@ -24,12 +23,15 @@ import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
 import io.vertx.core.file.FileSystemOptions;
+import io.vertx.core.metrics.MetricsOptions;
+import io.vertx.core.spi.metrics.PoolMetrics;
+import io.vertx.core.spi.metrics.VertxMetrics;
 import io.vertx.core.json.JsonObject;
 
 import java.math.BigInteger;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -38,27 +40,122 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * What outlives every run of the write path in a crash-point test: the database (a {@link ScriptedStore}), the
- * journal's directory, the clock of the flush sources' heartbeats, and the one {@link Ledger} of every request's
- * answer. A {@link Run} is one process: its own Vert.x, journal, flush sources, writer and coalescer; {@link Run#kill}
- * is kill -9 (nothing more of it reaches the database or the disk, and no request of it is answered any more).
+ * journal's directory, the wall clock, and the one {@link Ledger} of every request's answer. A {@link Run} is one
+ * process: its own journal, flush sources, writer and coalescer, and its own virtual timers, which move only when the
+ * harness moves them (no test waits for time); {@link Run#kill} is kill -9 (nothing more of it reaches the database or
+ * the disk, and no request of it is answered any more). Every run of a property shares one {@link Machine}.
  */
 final class RecoveryWorld {
   static final String TYPE = "likes";
   static final String TABLE = "slotted_counters";
-  private static final long SETTLE_SECONDS = 20;
-  private static final Duration SETTLE = Duration.ofSeconds(SETTLE_SECONDS);
+  /** Real time that bounds waiting for work (a journal's open, a loop's turn): only a failing test waits it out. */
+  private static final long WORK_SECONDS = 20;
+  /** Virtual time a replay or a drain may take before the harness calls it stuck (the write timeout is 2 s). */
+  private static final long SETTLE_MS = 60_000;
+  /** With no statement for this long on the run's clock, the workload is over and the run is killed. */
+  private static final long QUIET_MS = 5;
 
   private static final Path DIR = Path.of("/journal");
   final ScriptedStore store = new ScriptedStore();
+  private final Machine machine;
   private final String fsync;
   /** The journal's disk as the last run left it: in memory, with a page cache, crashes and faults. */
   FaultingFiles files = new FaultingFiles();
   final Ledger ledger;
-  final AtomicLong millis = new AtomicLong(1_000_000_000L);
+  /** The wall clock where the last run left it: the next run's timers start there. */
+  private long millis = 1_000_000_000L;
 
-  RecoveryWorld(String label, String fsync) {
+  RecoveryWorld(Machine machine, String label, String fsync) {
+    this.machine = machine;
     this.fsync = fsync;
     this.ledger = Ledger.named(label);
+  }
+
+  /**
+   * The Vert.x every run of a property runs on (one event loop), and a count of the tasks on its worker threads (the
+   * journals' writers and file workers), so that the harness knows when a run has nothing left to do but wait for its
+   * timers: making a Vert.x per run was most of what a scenario cost.
+   */
+  static final class Machine implements AutoCloseable {
+    /** Per worker pool: tasks submitted and not yet finished; a closed pool's are dropped (it runs none of them). */
+    private final Map<Object, long[]> busy = new HashMap<>();
+    private long submitted;
+    // no file cache: a run reads no files through Vert.x
+    final Vertx vertx = Vertx.builder()
+      .with(new VertxOptions().setEventLoopPoolSize(1).setWorkerPoolSize(2).setInternalBlockingPoolSize(2)
+        .setMetricsOptions(new MetricsOptions().setEnabled(true))
+        .setFileSystemOptions(new FileSystemOptions().setFileCachingEnabled(false).setClassPathResolvingEnabled(false)))
+      .withMetrics(options -> new VertxMetrics() {
+        @Override
+        public PoolMetrics<?, ?> createPoolMetrics(String poolType, String poolName, int maxPoolSize) {
+          return new WorkerCount();
+        }
+      })
+      .build();
+    final Context loop = vertx.getOrCreateContext();
+
+    /** One pool's tasks: counted when submitted, until they end. */
+    private final class WorkerCount implements PoolMetrics<Object, Object> {
+      private final long[] tasks = new long[1];
+
+      WorkerCount() {
+        synchronized (Machine.this) {
+          busy.put(this, tasks);
+        }
+      }
+
+      @Override
+      public Object enqueue() {
+        synchronized (Machine.this) {
+          submitted++;
+          tasks[0]++;
+        }
+        return null;
+      }
+
+      @Override
+      public void end(Object t) {
+        synchronized (Machine.this) {
+          tasks[0]--;
+          Machine.this.notifyAll();
+        }
+      }
+
+      @Override
+      public void close() {
+        synchronized (Machine.this) {
+          busy.remove(this);
+          Machine.this.notifyAll();
+        }
+      }
+    }
+
+    /** Every worker task submitted so far: a change means the loop gave the workers more to do. */
+    synchronized long submitted() {
+      return submitted;
+    }
+
+    /** Returns once no worker thread has a task (it ran, and its answer is queued on the loop). */
+    synchronized void awaitWorkersIdle() {
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WORK_SECONDS);
+      while (busy.values().stream().anyMatch(tasks -> tasks[0] > 0)) {
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+          throw new AssertionError("a journal's worker thread still busy after " + WORK_SECONDS + " s");
+        }
+        try {
+          TimeUnit.NANOSECONDS.timedWait(this, left);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          throw new IllegalStateException(e);
+        }
+      }
+    }
+
+    @Override
+    public void close() {
+      await(vertx.close());
+    }
   }
 
   private GatewayConfig config() {
@@ -93,6 +190,8 @@ final class RecoveryWorld {
     private final ScriptedStore store;
     private final long killAt;
     private final CompletableFuture<Void> killed = new CompletableFuture<>();
+    /** Runs on the loop as the kill statement reaches the database: the process dies there. */
+    private Runnable onKill = () -> { };
     private long calls;
 
     KillableStore(ScriptedStore store, long killAt) {
@@ -112,6 +211,7 @@ final class RecoveryWorld {
       Future<T> answer = statement.get();
       if (calls == killAt) {
         killed.complete(null);
+        onKill.run();
         return Promise.<T>promise().future();
       }
       return answer;
@@ -203,17 +303,15 @@ final class RecoveryWorld {
 
   /** One run of the write path, as one gateway process would run it. */
   final class Run {
-    // no file cache: a run reads no files through Vert.x, and making and deleting the cache's directory at every
-    // start and kill is half of what a Vert.x instance costs here
-    final Vertx vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(1).setWorkerPoolSize(2)
-      .setInternalBlockingPoolSize(2)
-      .setFileSystemOptions(new FileSystemOptions().setFileCachingEnabled(false).setClassPathResolvingEnabled(false)));
-    final Context loop = vertx.getOrCreateContext();
+    final Vertx vertx = machine.vertx;
+    final Context loop = machine.loop;
+    /** Every timer of this run (coalescer, writer, flush sources, journal), on this run's clock; confined to the loop. */
+    private final VirtualTimers timers = new VirtualTimers(millis);
     final KillableStore database;
     /** The journal's disk as this run sees it. */
     final FaultingFiles disk = files;
     /** What readiness would be made of: here, whether the replay's flushes are settled. */
-    private volatile boolean replaying;
+    private boolean replaying;
     private final WriterHealth health = new WriterHealth() {
       @Override
       public void writerFailing(boolean failing) {
@@ -233,7 +331,8 @@ final class RecoveryWorld {
     final WritePath writes;
     /** Requests sent and not answered yet: at a kill they are recorded as unanswered. */
     private final List<Sent> unanswered = new ArrayList<>();
-    private boolean dead;
+    /** How it died (null while alive); written on the loop. */
+    private volatile Death death;
 
     private record Sent(List<Increment> increments, AckMode ack) {
     }
@@ -242,32 +341,33 @@ final class RecoveryWorld {
 
     Run(long killAtStatement) {
       database = new KillableStore(store, killAtStatement);
-      try {
-        journal = await(EventLoop.call(loop, () -> Journal.open(vertx, config.getJournal(), disk, TABLE, 0, 1,
-          full -> { })));
-      } catch (IllegalStateException startFailed) {
-        await(vertx.close());
-        throw startFailed;
-      }
+      database.onKill = () -> die(Death.AT_A_STATEMENT);
+      // a failed open (a crash while it replays) closes its own workers
+      journal = await(EventLoop.call(loop, () -> Journal.open(vertx, timers, config.getJournal(), disk,
+        io.countergateway.internal.write.journal.JournalTarget.tableOnly(TABLE), 0, 1,
+        full -> { })));
       coalescer = EventLoop.call(loop, () -> {
-        Coalescer c = new Coalescer(vertx, database, config, health, 0, () -> 0, System::nanoTime, journal,
-          millis::get, FlushSources.TICK_MS);
+        Coalescer c = new Coalescer(vertx, database, config, health, 0, () -> 0, timers::nanoTime, journal,
+          timers::currentTimeMillis, FlushSources.TICK_MS, timers);
         c.restore(journal.recovered());
         c.start();
         return c;
       });
       writes = EventLoop.call(loop, () -> new WritePath(coalescer, new IdempotentIncrements(vertx, config,
-        new KeysInFlight(), new SimpleMeterRegistry(), NO_KEYS, millis::get), (type, id) -> Future.succeededFuture(),
-        database, new NamespaceTally()));
+        new KeysInFlight(), new SimpleMeterRegistry(), NO_KEYS, timers::currentTimeMillis),
+        (type, id) -> Future.succeededFuture(), database, new NamespaceTally()));
     }
 
-    /** Sends one request; its answer goes to the ledger when it comes. */
+    /** Sends one request; its answer goes to the ledger when it comes. Then waits until the run is quiet. */
     void send(List<Increment> increments, AckMode ack) {
       Sent sent = new Sent(increments, ack);
-      EventLoop.call(loop, () -> {
+      onLoop(() -> {
+        if (death != null) {
+          return null;
+        }
         unanswered.add(sent);
         writes.submit(WriteRequest.of(increments, ack)).onComplete(answered -> {
-          if (dead || !unanswered.remove(sent)) {
+          if (death != null || !unanswered.remove(sent)) {
             return;
           }
           WriteAnswer answer = answered.result();
@@ -279,6 +379,7 @@ final class RecoveryWorld {
         });
         return null;
       });
+      quiet();
     }
 
     /** What the replay at this run's start skipped or set aside. */
@@ -286,41 +387,159 @@ final class RecoveryWorld {
       return journal.recovered().replay();
     }
 
-    /** The kill statement was sent, or the disk crashed (kill -9 at a file operation). */
-    boolean killed() {
-      return database.killed.isDone() || disk.crashed();
+    /** How it died: at its kill statement, at a file operation (its disk crashed), or killed after its workload. */
+    enum Death {
+      AT_A_STATEMENT("at a statement"), AT_A_FILE_OPERATION("at a file operation"), AFTER_THE_WORKLOAD(
+        "after the workload");
+
+      final String label;
+
+      Death(String label) {
+        this.label = label;
+      }
     }
 
-    /** kill -9: the loop stops, nothing more reaches the database or the disk, the requests in flight get no answer. */
-    void kill() {
+    /** Dead, or its disk crashed (kill -9 at a file operation: it dies at the next look). */
+    boolean killed() {
+      return death != null || disk.crashed();
+    }
+
+    /** How it died; null while alive. */
+    Death death() {
+      return death;
+    }
+
+    /**
+     * kill -9, on the loop: nothing more reaches the database (its statements are never answered) or the disk (every
+     * later operation fails), its timers never run again, the requests in flight get no answer.
+     */
+    private void die(Death how) {
+      if (death != null) {
+        return;
+      }
+      death = how;
       disk.crashAt(disk.operations() + 1);
-      EventLoop.call(loop, () -> {
-        dead = true;
-        for (Sent sent : unanswered) {
-          for (Increment increment : sent.increments()) {
-            ledger.http(Ledger.key(increment.key().type(), increment.key().id()), increment.delta(),
-              sent.ack() == AckMode.COMMIT ? Ledger.Door.COMMIT : Ledger.Door.ACCEPTED, 0, null);
-          }
+      database.killed.complete(null);
+      millis = timers.currentTimeMillis();
+      for (Sent sent : unanswered) {
+        for (Increment increment : sent.increments()) {
+          ledger.http(Ledger.key(increment.key().type(), increment.key().id()), increment.delta(),
+            sent.ack() == AckMode.COMMIT ? Ledger.Door.COMMIT : Ledger.Door.ACCEPTED, 0, null);
         }
-        unanswered.clear();
+      }
+      unanswered.clear();
+    }
+
+    /** kill -9 now; then its journal's worker threads are let go (on a crashed disk, nothing of it is written). */
+    void kill() {
+      onLoop(() -> {
+        die(disk.crashed() ? Death.AT_A_FILE_OPERATION : Death.AFTER_THE_WORKLOAD);
         return null;
       });
-      await(vertx.close());
+      letGo();
     }
 
-    /** The run dies at its kill statement, or soon after its statements stop coming (the workload ended first). */
+    private void letGo() {
+      try {
+        await(onLoop(() -> journal.close(false)));
+      } catch (IllegalStateException closedOnACrashedDisk) {
+        // the workers are closed all the same
+      }
+    }
+
+    /**
+     * The run goes on until its kill statement (or a crash of its disk), or until no statement came for
+     * {@link #QUIET_MS} of its time (the workload ended first); then it is killed.
+     */
     void dieAtTheKillStatement() {
-      long seen = -1;
-      long quietSince = System.nanoTime();
-      while (!killed() && System.nanoTime() - quietSince < TimeUnit.MILLISECONDS.toNanos(5)) {
-        long now = EventLoop.call(loop, database::calls);
-        if (now != seen) {
-          seen = now;
-          quietSince = System.nanoTime();
+      long[] seen = {-1, 0}; // the statements sent, since when
+      quiet();
+      while (!killed()) {
+        boolean over = onLoop(() -> {
+          long now = timers.currentTimeMillis();
+          if (database.calls() != seen[0]) {
+            seen[0] = database.calls();
+            seen[1] = now;
+          } else if (now - seen[1] >= QUIET_MS) {
+            return true;
+          }
+          advanceTo(Math.min(seen[1] + QUIET_MS, timers.nextDue()));
+          return false;
+        });
+        if (over) {
+          break;
         }
-        sleep(1);
+        quiet();
       }
       kill();
+    }
+
+    /** Moves this run's time on by {@code ms}, letting the run finish what each timer on the way starts. */
+    void pass(long ms) {
+      long until = onLoop(timers::currentTimeMillis) + ms;
+      quiet();
+      while (!killed() && onLoop(() -> {
+        long next = Math.min(until, timers.nextDue());
+        advanceTo(next);
+        return next < until;
+      })) {
+        quiet();
+      }
+      quiet();
+    }
+
+    /** On the loop: runs the timers due by {@code at} (a time of this run's clock), then stops the clock there. */
+    private void advanceTo(long at) {
+      if (death == null) {
+        timers.advance(Math.max(0, at - timers.currentTimeMillis()));
+      }
+    }
+
+    /**
+     * Returns once the run has nothing to do but wait for its timers: no worker thread busy, and the loop's turns
+     * change nothing (no statement, no file operation, no worker task) twice in a row. A disk that crashed meanwhile
+     * kills the run here, at once.
+     */
+    void quiet() {
+      long seen = -1;
+      int unchanged = 0;
+      while (unchanged < 2) {
+        machine.awaitWorkersIdle();
+        long progress = onLoop(() -> {
+          if (disk.crashed()) {
+            die(Death.AT_A_FILE_OPERATION);
+          }
+          return database.calls() + disk.operations() + machine.submitted();
+        });
+        if (progress == seen) {
+          unchanged++;
+        } else {
+          seen = progress;
+          unchanged = 0;
+        }
+      }
+    }
+
+    /**
+     * Moves time from one timer to the next, letting the run finish what each starts, until {@code condition} (read
+     * on the loop) holds; fails naming {@code what} if it does not within {@link #SETTLE_MS} of the run's time.
+     */
+    void runUntil(String what, java.util.function.BooleanSupplier condition) {
+      long deadline = onLoop(timers::currentTimeMillis) + SETTLE_MS;
+      quiet();
+      while (onLoop(() -> {
+        if (condition.getAsBoolean()) {
+          return false;
+        }
+        long next = timers.nextDue();
+        if (next > deadline) {
+          throw new AssertionError("not " + what + " after " + SETTLE_MS + " ms of the run's time");
+        }
+        advanceTo(next);
+        return true;
+      })) {
+        quiet();
+      }
     }
 
     /** On this run's loop, as every statement of it runs: the store is confined to one thread at a time. */
@@ -330,21 +549,19 @@ final class RecoveryWorld {
 
     /** A graceful stop with the database healthy: everything pending is written, every request answered. */
     void drainAndStop() {
-      await(EventLoop.call(loop, writes::drain));
-      assertAnswered();
-      await(EventLoop.call(loop, writes::close));
-      await(vertx.close());
-    }
-
-    private void assertAnswered() {
-      if (Eventually.value(() -> EventLoop.call(loop, unanswered::size), 0, SETTLE) > 0) {
-        throw new AssertionError("requests never answered after a drain: " + EventLoop.call(loop, () -> unanswered));
-      }
+      Future<Void> drained = onLoop(writes::drain);
+      runUntil("drained", drained::isComplete);
+      await(drained);
+      runUntil("every request answered after a drain", unanswered::isEmpty);
+      Future<Void> closed = onLoop(writes::close);
+      runUntil("stopped", closed::isComplete);
+      await(closed);
+      onLoop(() -> millis = timers.currentTimeMillis());
     }
 
     /** Waits until the replay's flushes are settled (readiness would wait for them). */
     void awaitReplayed() {
-      Eventually.value(() -> replaying, false, SETTLE); // the drain after it says what is not settled
+      runUntil("replayed", () -> !replaying); // the drain after it says what is not settled
     }
   }
 
@@ -375,21 +592,8 @@ final class RecoveryWorld {
 
   static <T> T await(Future<T> future) {
     try {
-      return future.toCompletionStage().toCompletableFuture().get(SETTLE_SECONDS, TimeUnit.SECONDS);
+      return future.toCompletionStage().toCompletableFuture().get(WORK_SECONDS, TimeUnit.SECONDS);
     } catch (Exception e) {
-      throw new IllegalStateException(e);
-    }
-  }
-
-  /**
-   * Real time passing, the harness's only: a workload's pause and the quiet that ends a run are the time the write
-   * path's own timers (the coalescer's delay, the writer's backoff) need to fire, and those run on Vert.x time.
-   */
-  static void sleep(long millis) {
-    try {
-      Thread.sleep(millis);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
       throw new IllegalStateException(e);
     }
   }

@@ -22,6 +22,16 @@ final class VirtualTimers implements Timers {
   private long now;
   private long nextId;
 
+  /** Time starting at 0 ms. */
+  VirtualTimers() {
+    this(0);
+  }
+
+  /** Time starting at {@code startMs}: where another run's clock left it, for what outlives a run. */
+  VirtualTimers(long startMs) {
+    this.now = startMs;
+  }
+
   @Override
   public long schedule(long delayMs, Runnable action) {
     return add(new Due(now + Math.max(1, delayMs), nextId++, 0, action));
@@ -62,6 +72,11 @@ final class VirtualTimers implements Timers {
       }
     }
     now = until;
+  }
+
+  /** When the next timer falls due, in this clock's milliseconds; {@link Long#MAX_VALUE} with none set. */
+  long nextDue() {
+    return due.isEmpty() ? Long.MAX_VALUE : due.peek().at;
   }
 
   /** Virtual time as {@link System#nanoTime()} reads. */

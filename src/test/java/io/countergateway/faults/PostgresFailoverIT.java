@@ -1,0 +1,134 @@
+package io.countergateway.faults;
+
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
+import io.countergateway.testing.GatewayFixture;
+import io.countergateway.testing.Ledger;
+import io.countergateway.testing.StreamingPostgres;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
+import io.vertx.pgclient.PgConnectOptions;
+import io.vertx.pgclient.PgConnection;
+import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.Tuple;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.slf4j.LoggerFactory;
+
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import static io.countergateway.faults.Faults.await;
+import static io.countergateway.faults.Faults.millisSince;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * docs/guarantees.md "Replicated databases: what a failover keeps", on real servers: a PostgreSQL primary with a
+ * synchronous streaming standby, the gateway given both in {@code database.hosts}, increments under load through both
+ * doors (commit and accepted); the primary killed ({@code pg_ctl stop -m immediate}), the standby promoted, the load
+ * going on. The primary's own {@code synchronous_commit} is {@code local}, under which its commits would not wait for
+ * the standby: the gateway must raise its sessions to {@code on} for the promoted server to hold every 200.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@DisplayName("A failover of a PostgreSQL primary to its synchronous standby under load")
+class PostgresFailoverIT {
+  private static final String DATABASE = "counters";
+  private static final String TABLE = "fault_failover";
+  private static final int CLIENTS = 16;
+  private static final int ACCEPTED_CLIENTS = 4;
+
+  private Vertx tools;
+
+  @BeforeAll
+  void startTools() {
+    tools = Vertx.vertx();
+  }
+
+  @AfterAll
+  void closeTools() {
+    await(tools.close(), 30);
+  }
+
+  @Test
+  @DisplayName("the load reaches the promoted standby without a restart, and every 200 and 202 is counted there once")
+  void synchronousFailoverLosesNothing() {
+    Logger root = (Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
+    ListAppender<ILoggingEvent> logged = new ListAppender<>();
+    logged.start();
+    root.addAppender(logged);
+    try (StreamingPostgres servers = StreamingPostgres.start(DATABASE, true, List.of("synchronous_commit = local"))) {
+      JsonObject config = GatewayFixture.baseConfig(servers.config(DATABASE), TABLE);
+      config.put("batching", new JsonObject().put("retryBackoff", "50ms").put("retryBackoffMax", "300ms"));
+      GatewayFixture fixture = GatewayFixture.start(config);
+      boolean stopped = false;
+      try {
+        List<String> replication = logged.list.stream().map(ILoggingEvent::getFormattedMessage)
+          .filter(line -> line.startsWith("replication:")).toList();
+        assertThat(replication).as("the start's replication line").hasSize(1);
+        assertThat(replication.get(0)).contains("1 synchronous standby(s)", "synchronous_commit on (the server's is "
+          + "local)", "loses none");
+
+        String prefix = Faults.uniquePrefix("failover");
+        IncrementLoad load = new IncrementLoad(tools, fixture.gateway.port(), "downloads", prefix, CLIENTS,
+          ACCEPTED_CLIENTS, 100_000, 45_000);
+        Future<Void> loadDone = load.start();
+        load.awaitAnswered(FaultSuite.ANSWERED, 5_000);
+        long killedAt = System.nanoTime();
+        servers.crashPrimary();
+        servers.promoteStandby();
+        long promotedMs = millisSince(killedAt);
+        long resumedAt = System.nanoTime();
+        load.awaitAnswered(FaultSuite.ANSWERED, 20_000);
+        long resumedMs = millisSince(resumedAt);
+        load.finish();
+        await(loadDone, 60);
+        List<IncrementLoad.Outcome> outcomes = load.outcomes();
+        long answeredAfter = outcomes.stream().filter(o -> o.sentAt - resumedAt > 0 && o.status / 100 == 2).count();
+
+        await(fixture.stopGateway(), 60);
+        stopped = true;
+        Map<String, Long> sums = await(sums(servers.standbyPort, prefix), 30);
+        Ledger.Verdict ledger = IncrementLoad.verdict("PostgreSQL synchronous failover", outcomes, sums);
+        System.out.println(ledger.summary() + " | promoted " + promotedMs + " ms after the kill, load answered again "
+          + "within " + resumedMs + " ms, " + answeredAfter + " answered 200/202 after the promotion");
+
+        ledger.assertHolds();
+        assertThat(ledger.count("200")).as("200s").isPositive();
+        assertThat(ledger.count("202")).as("202s").isPositive();
+        assertThat(answeredAfter).as("increments answered by the promoted standby, the gateway not restarted")
+          .isGreaterThanOrEqualTo(2L * FaultSuite.ANSWERED);
+        assertThat(servers.psql(servers.standbyPort, "SELECT pg_is_in_recovery()")).isEqualTo("f");
+      } finally {
+        if (!stopped) {
+          FaultSuite.stopQuietly(fixture);
+        }
+        await(fixture.vertx.close(), 30);
+      }
+    } finally {
+      root.detachAppender(logged);
+    }
+  }
+
+  /** SUM(count) per record_id of the load's counters, on the server at {@code port}. */
+  private Future<Map<String, Long>> sums(int port, String prefix) {
+    return PgConnection.connect(tools, new PgConnectOptions().setHost("127.0.0.1").setPort(port)
+        .setDatabase(DATABASE).setUser("postgres"))
+      .compose(conn -> conn.preparedQuery("SELECT record_id, SUM(count) FROM " + TABLE
+          + " WHERE record_type = $1 AND record_id LIKE $2 GROUP BY record_id")
+        .execute(Tuple.of("downloads", prefix + "%"))
+        .map(rows -> {
+          Map<String, Long> sums = new HashMap<>();
+          for (Row row : rows) {
+            sums.put(row.getString(0), row.getNumeric(1).longValue());
+          }
+          return sums;
+        })
+        .eventually(conn::close));
+  }
+}
