@@ -260,6 +260,19 @@ abstract class FrontDoorContractTest {
   }
 
   @Test
+  @DisplayName("a tracker's beacon from another origin is answered with its origin and one Vary naming Origin once")
+  void trackerAnswerVariesOnce() {
+    HttpResponse<Buffer> plausible = await(fixture.http.post("/api/event").putHeader("Origin", "https://blog.example")
+      .putHeader("Content-Type", "text/plain").putHeader("User-Agent", CHROME)
+      .sendBuffer(Buffer.buffer("{\"n\":\"pageview\",\"u\":\"https://blog.example/" + unique("vary")
+        + "\",\"d\":\"blog.example\"}")));
+    assertThat(plausible.statusCode()).as(plausible.bodyAsString()).isEqualTo(202);
+    assertThat(plausible.getHeader("Access-Control-Allow-Origin")).isEqualTo("https://blog.example");
+    assertThat(plausible.getHeader("Vary")).contains("Origin");
+    assertVaryOnce(plausible, "Plausible event");
+  }
+
+  @Test
   @DisplayName("GET beacons, taken without the router, answer and count as the router's chain does")
   void hotBeaconRouteAnswersAsTheRouter() {
     String id = unique("hot");

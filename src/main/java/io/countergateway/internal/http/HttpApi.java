@@ -141,7 +141,10 @@ public final class HttpApi {
     // the trackers' endpoints are beacons too: the same CORS, so each script reads its answer on any allowed origin
     Handler<RoutingContext> trackerCors = beaconCors(services.config().getHttp());
     for (String path : List.of(TrackerRoutes.GOATCOUNTER, TrackerRoutes.UMAMI, TrackerRoutes.PLAUSIBLE)) {
-      router.route(path).handler(HttpApi::varyByOrigin).handler(trackerCors);
+      // two routes, as for the beacon: with a list of origins the CORS handler is a security-policy handler, which
+      // Vert.x refuses after another handler on one route
+      router.route(path).handler(HttpApi::varyByOrigin);
+      router.route(path).handler(trackerCors);
     }
     new TrackerRoutes(increments, bodies, services.config()).mount(router);
     router.get("/v1/beacon.js").handler(BEACON_SCRIPT::serve);
