@@ -67,6 +67,15 @@ abstract class FrontDoorContractTest {
     fixture.close();
   }
 
+  /** One Vary header, naming each request header once: a cache keys on it as sent. */
+  static void assertVaryOnce(HttpResponse<Buffer> response, String what) {
+    List<String> lines = response.headers().getAll("Vary");
+    assertThat(lines).as("Vary header lines of the %s answer", what).hasSize(1);
+    List<String> names = java.util.Arrays.stream(lines.get(0).split(",")).map(String::strip)
+      .map(name -> name.toLowerCase(java.util.Locale.ROOT)).toList();
+    assertThat(names).as("names in Vary of the %s answer", what).doesNotHaveDuplicates();
+  }
+
   static String unique(String prefix) {
     return prefix + "-" + UUID.randomUUID().toString().substring(0, 8);
   }
@@ -213,6 +222,7 @@ abstract class FrontDoorContractTest {
     assertThat(simple.getHeader("Access-Control-Allow-Origin")).isEqualTo("https://blog.example");
     assertThat(simple.getHeader("Access-Control-Allow-Credentials")).isEqualTo("true");
     assertThat(simple.getHeader("Vary")).contains("Origin");
+    assertVaryOnce(simple, "simple");
 
     HttpResponse<Buffer> preflight = send(Exchange.of("beaconPreflight", "OPTIONS", "/v1/beacon/docs/" + id, null,
       "Origin", "https://blog.example", "Access-Control-Request-Method", "POST",
@@ -224,6 +234,7 @@ abstract class FrontDoorContractTest {
     assertThat(preflight.getHeader("Access-Control-Allow-Methods")).contains("POST");
     assertThat(preflight.getHeader("Access-Control-Max-Age")).isEqualTo("7200");
     assertThat(preflight.getHeader("Vary")).contains("Origin");
+    assertVaryOnce(preflight, "preflight");
 
     // a gateway with a list: listed origins are echoed alone, others refused and not counted
     JsonObject listed = config(fixture.table);
@@ -235,6 +246,7 @@ abstract class FrontDoorContractTest {
       assertThat(allowed.getHeader("Access-Control-Allow-Origin")).isEqualTo("https://shop.example");
       assertThat(allowed.getHeader("Access-Control-Allow-Credentials")).isEqualTo("true");
       assertThat(allowed.getHeader("Vary")).contains("Origin");
+      assertVaryOnce(allowed, "listed origin");
       for (HttpMethod method : List.of(HttpMethod.GET, HttpMethod.POST, HttpMethod.OPTIONS)) {
         HttpResponse<Buffer> refused = await(shop.http.request(method, "/v1/beacon/docs/" + id + "-refused")
           .putHeader("Origin", "https://evil.example").putHeader("Access-Control-Request-Method", "POST").send());
@@ -248,6 +260,19 @@ abstract class FrontDoorContractTest {
   }
 
   @Test
+  @DisplayName("a tracker's beacon from another origin is answered with its origin and one Vary naming Origin once")
+  void trackerAnswerVariesOnce() {
+    HttpResponse<Buffer> plausible = await(fixture.http.post("/api/event").putHeader("Origin", "https://blog.example")
+      .putHeader("Content-Type", "text/plain").putHeader("User-Agent", CHROME)
+      .sendBuffer(Buffer.buffer("{\"n\":\"pageview\",\"u\":\"https://blog.example/" + unique("vary")
+        + "\",\"d\":\"blog.example\"}")));
+    assertThat(plausible.statusCode()).as(plausible.bodyAsString()).isEqualTo(202);
+    assertThat(plausible.getHeader("Access-Control-Allow-Origin")).isEqualTo("https://blog.example");
+    assertThat(plausible.getHeader("Vary")).contains("Origin");
+    assertVaryOnce(plausible, "Plausible event");
+  }
+
+  @Test
   @DisplayName("GET beacons, taken without the router, answer and count as the router's chain does")
   void hotBeaconRouteAnswersAsTheRouter() {
     String id = unique("hot");
@@ -257,12 +282,14 @@ abstract class FrontDoorContractTest {
     assertThat(withOrigin.getHeader("Access-Control-Allow-Origin")).isEqualTo("https://blog.example");
     assertThat(withOrigin.getHeader("Access-Control-Allow-Credentials")).isEqualTo("true");
     assertThat(withOrigin.getHeader("Vary")).contains("Origin");
+    assertVaryOnce(withOrigin, "hot GET");
     assertThat(withOrigin.getHeader("Cache-Control")).isEqualTo("no-store");
 
     HttpResponse<Buffer> pixel = await(fixture.http.get("/v1/beacon/docs/" + id + "?format=gif").send());
     assertThat(pixel.statusCode()).isEqualTo(200);
     assertThat(pixel.getHeader("Content-Type")).isEqualTo("image/gif");
     assertThat(pixel.getHeader("Vary")).contains("Origin");
+    assertVaryOnce(pixel, "pixel");
 
     // an id is decoded once, whichever path takes it (origins outside a list: see credentialedCors)
     assertThat(await(fixture.http.get("/v1/beacon/docs/" + id + "%2Dz").send()).statusCode()).isEqualTo(204);

@@ -438,7 +438,8 @@ class KubernetesManifestsTest {
       .isEqualTo(Map.of("/v1/beacon", "Prefix", "/v1/beacon.js", "Exact", "/count", "Exact", "/api/send", "Exact",
         "/api/event", "Exact"));
     Set<String> routes = routes(config);
-    assertThat(routes).as("the gateway serves the beacon and its script").contains("/v1/beacon.js")
+    assertThat(routes).as("the gateway serves each routed path: the beacon, its script and the trackers' doors")
+      .contains("/v1/beacon.js", "/count", "/api/send", "/api/event")
       .anySatisfy(route -> assertThat(route).startsWith("/v1/beacon/"));
     assertThat(config.getHttp().getTrustedProxies().contains("10.1.2.3"))
       .as("a controller pod's X-Forwarded-For names the browser").isTrue();

@@ -17,7 +17,12 @@ import io.countergateway.internal.store.SqlStores;
 import io.countergateway.config.GatewayConfig;
 import io.countergateway.config.NamespaceOptions;
 import io.vertx.core.Future;
+import io.vertx.core.http.HttpHeaders;
+import io.vertx.core.http.HttpServerResponse;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
+import java.util.Map;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import io.countergateway.internal.metrics.PrometheusScrape;
@@ -136,7 +141,10 @@ public final class HttpApi {
     // the trackers' endpoints are beacons too: the same CORS, so each script reads its answer on any allowed origin
     Handler<RoutingContext> trackerCors = beaconCors(services.config().getHttp());
     for (String path : List.of(TrackerRoutes.GOATCOUNTER, TrackerRoutes.UMAMI, TrackerRoutes.PLAUSIBLE)) {
-      router.route(path).handler(HttpApi::varyByOrigin).handler(trackerCors);
+      // two routes, as for the beacon: with a list of origins the CORS handler is a security-policy handler, which
+      // Vert.x refuses after another handler on one route
+      router.route(path).handler(HttpApi::varyByOrigin);
+      router.route(path).handler(trackerCors);
     }
     new TrackerRoutes(increments, bodies, services.config()).mount(router);
     router.get("/v1/beacon.js").handler(BEACON_SCRIPT::serve);
@@ -295,11 +303,31 @@ public final class HttpApi {
 
   /**
    * The answer depends on the Origin, so caches must key on it, even with one allowed origin (where the CORS handler
-   * leaves it out) and on preflights (where it adds only Access-Control-Request-Headers after this).
+   * leaves it out) and on preflights (where it adds only Access-Control-Request-Headers). The CORS handler adds its
+   * own Origin where it names one, so Origin is added as the headers are written, to what the handlers put there, and
+   * the answer carries one Vary naming each header once.
    */
   private static void varyByOrigin(RoutingContext ctx) {
-    ctx.response().putHeader("Vary", "Origin");
+    ctx.addHeadersEndHandler(v -> varyOnce(ctx.response(), "Origin"));
     ctx.next();
+  }
+
+  /**
+   * One {@code Vary} header naming each request header once (compared without case, as header names are), {@code name}
+   * among them.
+   */
+  static void varyOnce(HttpServerResponse response, String name) {
+    Map<String, String> names = new LinkedHashMap<>();
+    for (String line : response.headers().getAll(HttpHeaders.VARY)) {
+      for (String token : line.split(",")) {
+        String header = token.strip();
+        if (!header.isEmpty()) {
+          names.putIfAbsent(header.toLowerCase(Locale.ROOT), header);
+        }
+      }
+    }
+    names.put(name.toLowerCase(Locale.ROOT), name); // spelt as the gateway's other answers spell it
+    response.headers().set(HttpHeaders.VARY, String.join(", ", names.values()));
   }
 
   private static void ready(RoutingContext ctx, GatewayServices services, ReadinessPing ping) {
