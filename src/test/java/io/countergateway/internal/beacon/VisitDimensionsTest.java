@@ -1,5 +1,6 @@
 package io.countergateway.internal.beacon;
 
+import io.countergateway.config.ConfigException;
 import io.countergateway.config.NamespaceOptions;
 import io.countergateway.config.WindowOptions;
 import io.countergateway.internal.model.CounterKey;
@@ -14,6 +15,7 @@ import java.time.ZoneOffset;
 import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 @DisplayName("What a page view adds to its namespace's companions")
 class VisitDimensionsTest {
@@ -141,5 +143,16 @@ class VisitDimensionsTest {
     assertThat(PAGEVIEWS.companions()).filteredOn(NamespaceOptions::isUnique).extracting(NamespaceOptions::getName)
       .containsExactly("pageviews~site");
     assertThat(NamespaceOptions.fromJson("likes", new JsonObject()).companions()).isEmpty();
+  }
+
+  @Test
+  @DisplayName("a windowed namespace's name leaves room for its companions' in a record type of 64, and the start says so")
+  void companionNamesFit() {
+    JsonObject windowed = new JsonObject().put("window", new JsonObject().put("bucket", "hour"));
+    assertThat(NamespaceOptions.fromJson("n".repeat(54), windowed).companion("campaigns").getName()).hasSize(64);
+    assertThatThrownBy(() -> NamespaceOptions.fromJson("n".repeat(55), windowed))
+      .isInstanceOf(ConfigException.class).hasMessageContaining("namespaces." + "n".repeat(55))
+      .hasMessageContaining("at most 54 characters");
+    assertThat(NamespaceOptions.fromJson("n".repeat(64), new JsonObject()).getName()).as("a plain one has none").hasSize(64);
   }
 }
