@@ -47,7 +47,9 @@ abstract class TrackersContractTest {
       .put("blog", new JsonObject().put("slots", 4).put("public", true));
     config.put("beacon", new JsonObject().put("trackerSites", new JsonArray().add("stats.shop.example=shop")
       .add(UMAMI_SHOP + "=shop").add("blog.example=blog")));
-    config.put("http", config.getJsonObject("http").put("corsOrigins", new JsonArray().add("*")));
+    // the GoatCounter site's name must be one the gateway answers to (http.allowedHosts)
+    config.put("http", config.getJsonObject("http").put("corsOrigins", new JsonArray().add("*"))
+      .put("allowedHosts", new JsonArray().add(".shop.example")));
     return config;
   }
 
