@@ -66,4 +66,38 @@ class BeaconConfigTest {
     assertThat(config.getBeacon().getBotPatterns()).hasSize(2);
     assertThat(config.getHttp().getCorsMaxAgeSeconds()).isEqualTo(600);
   }
+
+  @Test
+  @DisplayName("tracker sites map to public namespaces, compared without case; the default namespace is pageviews")
+  void trackerSites() {
+    GatewayConfig config = GatewayConfig.fromJson(withNamespaces(new JsonObject()
+      .put("pageviews", new JsonObject().put("public", true)).put("shop", new JsonObject().put("public", true)))
+      .put("beacon", new JsonObject().put("trackerSites", "Stats.Shop.Example=shop, 5a1c0d8e=shop")));
+    assertThat(config.getBeacon().getTrackerNamespace()).isEqualTo("pageviews");
+    assertThat(config.getBeacon().getTrackerSites()).containsExactly(Map.entry("stats.shop.example", "shop"),
+      Map.entry("5a1c0d8e", "shop"));
+    // the default may be undeclared: the endpoints then refuse a site no entry names (404 unknown_site)
+    assertThat(GatewayConfig.fromJson(withNamespaces(new JsonObject().put("likes", new JsonObject())))
+      .getBeacon().isTrackerNamespaceSet()).isFalse();
+  }
+
+  @Test
+  @DisplayName("a tracker namespace that is undeclared or not public, a malformed entry or a site named twice stop the start naming the key")
+  void badTrackerSettingsNameTheirKey() {
+    JsonObject namespaces = new JsonObject().put("pageviews", new JsonObject().put("public", true))
+      .put("likes", new JsonObject());
+    assertThatThrownBy(() -> GatewayConfig.fromJson(withNamespaces(namespaces.copy())
+      .put("beacon", new JsonObject().put("trackerNamespace", "visits"))))
+      .hasMessageStartingWith("beacon.trackerNamespace: 'visits' is not a declared namespace");
+    assertThatThrownBy(() -> GatewayConfig.fromJson(withNamespaces(namespaces.copy())
+      .put("beacon", new JsonObject().put("trackerSites", new JsonArray().add("shop.example=likes")))))
+      .hasMessageStartingWith("beacon.trackerSites: 'likes' is not public");
+    assertThatThrownBy(() -> GatewayConfig.fromJson(withNamespaces(namespaces.copy())
+      .put("beacon", new JsonObject().put("trackerSites", new JsonArray().add("shop.example")))))
+      .hasMessageStartingWith("beacon.trackerSites: must be site=namespace entries, got 'shop.example'");
+    assertThatThrownBy(() -> GatewayConfig.fromJson(withNamespaces(namespaces.copy())
+      .put("beacon", new JsonObject().put("trackerSites", new JsonArray().add("a.example=pageviews")
+        .add("A.example=pageviews")))))
+      .hasMessageStartingWith("beacon.trackerSites: names the site 'a.example' twice");
+  }
 }

@@ -40,6 +40,11 @@ public final class HeadlessChromium implements AutoCloseable {
   }
 
   public static HeadlessChromium start() {
+    return start(new String[0]);
+  }
+
+  /** {@code arguments}: Chromium's switches besides the ones every test needs (a User-Agent, a Blink feature off). */
+  public static HeadlessChromium start(String... arguments) {
     try {
       Path profile = Files.createTempDirectory("chromium-profile");
       System.setProperty("webdriver.chrome.driver", CHROMEDRIVER.getPath());
@@ -47,6 +52,7 @@ public final class HeadlessChromium implements AutoCloseable {
         "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage", "--window-size=1280,900",
         "--user-data-dir=" + profile);
+      options.addArguments(arguments);
       options.setCapability("goog:loggingPrefs", Map.of(LogType.BROWSER, "ALL"));
       // the system chromedriver, given explicitly, so Selenium Manager has nothing to look up or download
       ChromeDriver browser = new ChromeDriver(new ChromeDriverService.Builder().usingDriverExecutable(CHROMEDRIVER).build(),

@@ -65,8 +65,8 @@ record TrackerHit(String site, String path, PageVisit visit, String skipped) {
     if (!(json.getValue("payload") instanceof JsonObject payload)) {
       throw ApiError.badRequest("invalid_payload", "payload", "payload must be a JSON object");
     }
-    String website = requiredText(payload, "website", "payload.website", "the website id");
-    String url = requiredText(payload, "url", "payload.url", "the page's URL");
+    String website = requiredText(payload, "website", "payload.website", "invalid_website", "the website id");
+    String url = requiredText(payload, "url", "payload.url", "invalid_url", "the page's URL");
     Object name = payload.getValue("name");
     String skipped = !text.equals("event") ? text : name != null && !"".equals(name) ? EVENT : null;
     return new TrackerHit(lower(website), pathOf(url), visit(optionalText(payload, "referrer", "payload.referrer"),
@@ -80,9 +80,9 @@ record TrackerHit(String site, String path, PageVisit visit, String skipped) {
    */
   static TrackerHit plausible(Buffer body) {
     JsonObject json = object(body);
-    String name = requiredText(json, "n", "n", "the event's name");
-    String url = requiredText(json, "u", "u", "the page's URL");
-    String domains = requiredText(json, "d", "d", "the site's domain");
+    String name = requiredText(json, "n", "n", "invalid_name", "the event's name");
+    String url = requiredText(json, "u", "u", "invalid_url", "the page's URL");
+    String domains = requiredText(json, "d", "d", "invalid_domain", "the site's domain");
     int comma = domains.indexOf(',');
     String domain = (comma < 0 ? domains : domains.substring(0, comma)).strip();
     String skipped = name.equals("pageview") ? null : name.equals(ENGAGEMENT) ? ENGAGEMENT : EVENT;
@@ -97,10 +97,10 @@ record TrackerHit(String site, String path, PageVisit visit, String skipped) {
     }
   }
 
-  private static String requiredText(JsonObject json, String name, String field, String what) {
+  private static String requiredText(JsonObject json, String name, String field, String code, String what) {
     Object value = json.getValue(name);
     if (!(value instanceof String text) || text.isEmpty()) {
-      throw ApiError.badRequest("invalid_" + name, field, field + " (" + what + ") must be a non-empty string");
+      throw ApiError.badRequest(code, field, field + " (" + what + ") must be a non-empty string");
     }
     return text;
   }
@@ -109,7 +109,7 @@ record TrackerHit(String site, String path, PageVisit visit, String skipped) {
   private static String optionalText(JsonObject json, String name, String field) {
     Object value = json.getValue(name);
     if (value != null && !(value instanceof String)) {
-      throw ApiError.badRequest("invalid_" + name, field, field + " must be a string or null");
+      throw ApiError.badRequest("invalid_referrer", field, field + " (the referrer) must be a string or null");
     }
     return value == null || ((String) value).isEmpty() ? null : (String) value;
   }

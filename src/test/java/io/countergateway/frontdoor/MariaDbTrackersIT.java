@@ -1,0 +1,13 @@
+package io.countergateway.frontdoor;
+
+import io.countergateway.testing.TestDatabases;
+import io.vertx.core.json.JsonObject;
+import org.junit.jupiter.api.DisplayName;
+
+@DisplayName("The tracker endpoints on MariaDB")
+class MariaDbTrackersIT extends TrackersContractTest {
+  @Override
+  JsonObject database() {
+    return TestDatabases.mariadb();
+  }
+}
