@@ -102,6 +102,8 @@ class JournalReplayTest {
         return all;
       });
       await(Future.all(answers));
+      // the coalescer's delay passes: a flush is attempted before whatever comes next (a crash, say)
+      until("a flush attempted", () -> !store.attempts.isEmpty());
     }
 
     /** kill -9 as far as the journal can tell: what was written stays, nothing more is written or deleted. */
