@@ -94,7 +94,12 @@ public final class HttpApi {
 
   /** The router alone, without the hot routes in front of it. */
   public static Router router(Vertx vertx, GatewayServices services, WritePath writes) {
-    return routes(vertx, services, writes, new HttpRouteMeters(services.registry()), null).router();
+    return router(vertx, services, writes, Timers.of(vertx));
+  }
+
+  /** {@link #router(Vertx, GatewayServices, WritePath)} whose readiness answers age on {@code timers}' clock. */
+  public static Router router(Vertx vertx, GatewayServices services, WritePath writes, Timers timers) {
+    return routes(vertx, services, writes, new HttpRouteMeters(services.registry()), null, timers).router();
   }
 
   /**
@@ -103,7 +108,7 @@ public final class HttpApi {
    */
   public static Handler<HttpServerRequest> requestHandler(Vertx vertx, GatewayServices services, WritePath writes,
                                                           HttpRouteMeters meters, UniqueVisitors uniques) {
-    Routes routes = routes(vertx, services, writes, meters, uniques);
+    Routes routes = routes(vertx, services, writes, meters, uniques, Timers.of(vertx));
     return new HotRoutes(routes.router(), routes.writes(), routes.bodies(), services.config(), meters);
   }
 
@@ -111,7 +116,7 @@ public final class HttpApi {
   }
 
   private static Routes routes(Vertx vertx, GatewayServices services, WritePath writes, HttpRouteMeters meters,
-                               UniqueVisitors uniques) {
+                               UniqueVisitors uniques, Timers timers) {
     Router router = Router.router(vertx);
     router.route().handler(HttpApi::headAsGet).handler(HttpApi::literalPercentInBeacon).handler(meters::begin)
       .handler(HttpApi::refuseUnknownFraming);
@@ -187,7 +192,7 @@ public final class HttpApi {
     if (services.config().getManagement().isEnabled()) {
       elsewhere(router, services.config().getManagement().getPort());
     } else {
-      healthAndMetrics(router, vertx, services, client, tokens);
+      healthAndMetrics(router, vertx, services, client, tokens, timers);
     }
     errorPages(router);
     return new Routes(router, increments, bodies);
@@ -198,10 +203,10 @@ public final class HttpApi {
 
   /** Health and metrics, on the API's router or the management port's. */
   private static void healthAndMetrics(Router router, Vertx vertx, GatewayServices services, BusClient client,
-                                       LiveTokens tokens) {
+                                       LiveTokens tokens, Timers timers) {
     Handler<RoutingContext> noQuery = QueryParameters.only(vertx);
     router.get("/health/live").handler(noQuery).handler(ctx -> Responses.json(ctx, 200, new JsonObject().put("status", "live")));
-    ReadinessPing ping = new ReadinessPing(client);
+    ReadinessPing ping = new ReadinessPing(client, timers);
     router.get("/health/ready").handler(noQuery).handler(ctx -> ready(ctx, services, ping));
     router.get("/health/accepting").handler(noQuery).handler(ctx -> accepting(ctx, services));
     Handler<RoutingContext> scrape = PrometheusScrape.handlerOrNull(services.registry());
@@ -232,7 +237,7 @@ public final class HttpApi {
       router.route().handler(hosts.guard(vertx));
     }
     BusClient client = BusClient.inProcess(vertx, services.config().getLimits().getRequestTimeoutMs());
-    healthAndMetrics(router, vertx, services, client, liveTokens(vertx, services));
+    healthAndMetrics(router, vertx, services, client, liveTokens(vertx, services), Timers.of(vertx));
     errorPages(router);
     return router;
   }

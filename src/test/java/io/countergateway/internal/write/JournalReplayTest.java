@@ -9,6 +9,8 @@ import io.countergateway.testing.EventLoop;
 import io.countergateway.testing.Eventually;
 import io.countergateway.testing.ScriptedStore;
 import io.countergateway.internal.write.journal.Journal;
+import io.countergateway.internal.write.journal.JournalFiles;
+import io.countergateway.internal.write.journal.JournalTarget;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -40,28 +42,51 @@ class JournalReplayTest {
   private final ScriptedStore store = new ScriptedStore();
   private final List<Vertx> started = new ArrayList<>();
 
-  /** One run of the gateway's write path: its Vert.x, loop, journal and coalescer. */
+  /**
+   * One run of the gateway's write path: its Vert.x, loop, journal and coalescer, every timer of them (the coalescer's
+   * delay, the writer's backoff, the journal's release) on virtual time that moves only when the test says.
+   */
   private final class Run {
     final Vertx vertx = Vertx.vertx();
     final Context loop = vertx.getOrCreateContext();
+    final VirtualTimers timers = new VirtualTimers();
     final GatewayState state = new GatewayState();
     final Journal journal;
     final Coalescer coalescer;
 
     Run() {
-      started.add(vertx);
-      GatewayConfig config = GatewayConfig.fromJson(new JsonObject()
+      this(GatewayConfig.fromJson(new JsonObject()
         .put("batching", new JsonObject().put("maxDelay", "1ms").put("retryBackoff", "1ms").put("retryBackoffMax", "5ms"))
         .put("journal", new JsonObject().put("dir", dir.toString()))
-        .put("namespaces", new JsonObject().put("likes", new JsonObject().put("slots", 4))));
-      journal = await(on(() -> Journal.open(vertx, config.getJournal(), config.getDatabase().getTable(), 0, 1,
-        full -> { })));
+        .put("namespaces", new JsonObject().put("likes", new JsonObject().put("slots", 4)))));
+    }
+
+    Run(GatewayConfig config) {
+      started.add(vertx);
+      journal = await(on(() -> Journal.open(vertx, timers, config.getJournal(), JournalFiles.disk(),
+        JournalTarget.tableOnly(config.getDatabase().getTable()), 0, 1, state::writerShedding)));
       coalescer = on(() -> {
-        Coalescer c = new Coalescer(vertx, store, config, state, 0, () -> 0, System::nanoTime, journal);
+        Coalescer c = new Coalescer(vertx, store, config, state, 0, () -> 0, timers::nanoTime, journal,
+          timers::currentTimeMillis, FlushSources.TICK_MS, timers);
         c.restore(journal.recovered());
         c.start();
         return c;
       });
+    }
+
+    /**
+     * Moves this run's time to its next timer at each look until {@code condition} (read on the loop) holds: what the
+     * timers start finishes on the journal's threads, so each look also waits for them (up to {@link Eventually#WITHIN}).
+     */
+    void until(String what, java.util.function.BooleanSupplier condition) {
+      Eventually.until(what, () -> on(() -> {
+        if (condition.getAsBoolean()) {
+          return true;
+        }
+        timers.advance(Math.max(1, Math.min(timers.nextDue(), timers.currentTimeMillis() + 60_000)
+          - timers.currentTimeMillis()));
+        return condition.getAsBoolean();
+      }));
     }
 
     <T> T on(Callable<T> work) {
@@ -77,6 +102,8 @@ class JournalReplayTest {
         return all;
       });
       await(Future.all(answers));
+      // the coalescer's delay passes: a flush is attempted before whatever comes next (a crash, say)
+      until("a flush attempted", () -> !store.attempts.isEmpty());
     }
 
     /** kill -9 as far as the journal can tell: what was written stays, nothing more is written or deleted. */
@@ -105,9 +132,10 @@ class JournalReplayTest {
       .mapToLong(e -> e.getValue().longValueExact()).sum();
   }
 
-  /** Waits until the table holds {@code expected} for the prefix (read on the run's loop, which writes it). */
+  /** Moves the run's time until the table holds {@code expected} for the prefix (read on the run's loop, which writes it). */
   private void awaitTotal(Run run, String prefix, long expected) {
-    assertThat(Eventually.value(() -> run.on(() -> total(prefix)), expected)).isEqualTo(expected);
+    run.until("a total of " + expected + " for " + prefix, () -> total(prefix) >= expected);
+    assertThat(run.on(() -> total(prefix))).isEqualTo(expected);
   }
 
   @Test
@@ -136,7 +164,7 @@ class JournalReplayTest {
     Run first = new Run();
     first.acceptAll("c");
     // the crash comes after the first attempt committed (its answer lost), whenever the answers came
-    Eventually.until("the first attempt committed", () -> first.on(() -> total("c")) > 0);
+    first.until("the first attempt committed", () -> total("c") > 0);
     first.crash();
     store.clearScript();
     assertThat(total("c")).as("committed by the first attempt").isPositive();
@@ -175,7 +203,8 @@ class JournalReplayTest {
       first.coalescer.accept(new Increment(new CounterKey("likes", "a"), 1)),
       first.coalescer.accept(new Increment(new CounterKey("likes", "z"), 1))));
     await(Future.all(answers));
-    await(first.on(() -> store.whenHeld(1)));
+    Future<Void> held = first.on(() -> store.whenHeld(1));
+    first.until("the third attempt held", held::isComplete);
     assertThat(store.attempts).hasSize(3);
     first.crash();
     Run second = new Run();
@@ -200,9 +229,11 @@ class JournalReplayTest {
     }
     Run first = new Run();
     first.acceptAll("g");
-    long started = System.nanoTime();
-    await(first.on(first.coalescer::drain));
-    assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started)).as("drain ms").isLessThan(5_000);
+    long started = first.on(first.timers::currentTimeMillis);
+    Future<Void> drained = first.on(first.coalescer::drain);
+    first.until("drained", drained::isComplete);
+    await(drained);
+    assertThat(first.on(first.timers::currentTimeMillis) - started).as("drain ms").isLessThan(2_000);
     assertThat(first.coalescer.leftInJournal()).isTrue();
     await(first.on(first.coalescer::close));
     await(first.vertx.close());
@@ -218,14 +249,8 @@ class JournalReplayTest {
       .put("journal", new JsonObject().put("dir", dir.toString()))
       .put("namespaces", new JsonObject().put("likes", new JsonObject().put("slots", 4))));
     store.then(new ScriptedStore.Hold());
-    Vertx vertx = Vertx.vertx();
-    started.add(vertx);
-    Context loop = vertx.getOrCreateContext();
-    Journal journal = await(EventLoop.call(loop, () -> Journal.open(vertx, config.getJournal(),
-      config.getDatabase().getTable(), 0, 1, full -> { })));
-    Coalescer coalescer = EventLoop.call(loop, () -> new Coalescer(vertx, store, config, new GatewayState(), 0, () -> 0,
-      System::nanoTime, journal));
-    Future<Void> answered = EventLoop.call(loop, () -> coalescer.accept(new Increment(new CounterKey("likes", "alone"), 1)));
+    Run run = new Run(config);
+    Future<Void> answered = run.on(() -> run.coalescer.accept(new Increment(new CounterKey("likes", "alone"), 1)));
     assertThat(answered.toCompletionStage().toCompletableFuture()).succeedsWithin(java.time.Duration.ofSeconds(5));
   }
 
@@ -239,24 +264,22 @@ class JournalReplayTest {
       .put("batching", new JsonObject().put("maxDelay", "1ms").put("retryBackoff", "1ms").put("retryBackoffMax", "5ms"))
       .put("journal", new JsonObject().put("dir", dir.toString()).put("segmentBytes", 65_536).put("maxBytes", 131_072))
       .put("namespaces", new JsonObject().put("likes", new JsonObject().put("slots", 4))));
-    Vertx vertx = Vertx.vertx();
-    started.add(vertx);
-    Context loop = vertx.getOrCreateContext();
-    GatewayState state = new GatewayState();
-    Journal journal = await(EventLoop.call(loop, () -> Journal.open(vertx, config.getJournal(),
-      config.getDatabase().getTable(), 0, 1, state::writerShedding)));
+    Run run = new Run(config);
+    GatewayState state = run.state;
+    Context loop = run.loop;
+    Coalescer coalescer = run.coalescer;
     io.micrometer.core.instrument.simple.SimpleMeterRegistry registry = new io.micrometer.core.instrument.simple.SimpleMeterRegistry();
-    Coalescer coalescer = EventLoop.call(loop, () -> {
-      Coalescer c = new Coalescer(vertx, store, config, state, 0, () -> 0, System::nanoTime, journal);
-      c.registerMetrics(registry, 0);
-      return c;
+    run.on(() -> {
+      coalescer.registerMetrics(registry, 0);
+      return null;
     });
     int[] taken = {0};
     ApiError refused = null;
     for (int round = 0; round < 1_000 && refused == null; round++) {
-      // as requests arrive: a hundred per event-loop turn, each turn's answers awaited
+      // as requests arrive: a hundred per event-loop turn, a turn a millisecond, each turn's answers awaited
       List<Future<Void>> answers = new ArrayList<>();
       refused = EventLoop.call(loop, () -> {
+        run.timers.advance(1); // a millisecond between turns
         for (int i = 0; i < 100; i++) {
           try {
             answers.add(coalescer.accept(new Increment(new CounterKey("likes", "full" + taken[0]), 1)));
@@ -308,12 +331,12 @@ class JournalReplayTest {
     Run first = new Run();
     first.acceptAll("s");
     // the crash comes once a flush was sent (and its answer lost), whenever the first flush was formed
-    Eventually.until("a statement sent by the first run", () -> first.on(() -> !store.sent.isEmpty()));
+    first.until("a statement sent by the first run", () -> !store.sent.isEmpty());
     first.crash();
     pruneEverySource();
     store.clearScript();
     Run second = new Run();
-    Eventually.until("the replay done: ready", () -> second.on(() -> second.state.isReady()));
+    second.until("the replay done: ready", second.state::isReady);
     long counted = second.on(() -> total("s"));
     assertThat(counted).as("what the replay wrote: the increments in no flush").isLessThan(INCREMENTS);
     assertThat(store.commits).isEqualTo(store.committedIds.size());

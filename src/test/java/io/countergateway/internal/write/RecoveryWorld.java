@@ -58,7 +58,7 @@ final class RecoveryWorld {
   private static final Path DIR = Path.of("/journal");
   final ScriptedStore store = new ScriptedStore();
   private final Machine machine;
-  private final String fsync;
+  private final GatewayConfig config;
   /** The journal's disk as the last run left it: in memory, with a page cache, crashes and faults. */
   FaultingFiles files = new FaultingFiles();
   final Ledger ledger;
@@ -67,7 +67,7 @@ final class RecoveryWorld {
 
   RecoveryWorld(Machine machine, String label, String fsync) {
     this.machine = machine;
-    this.fsync = fsync;
+    this.config = config(fsync);
     this.ledger = Ledger.named(label);
   }
 
@@ -158,7 +158,7 @@ final class RecoveryWorld {
     }
   }
 
-  private GatewayConfig config() {
+  private static GatewayConfig config(String fsync) {
     return GatewayConfig.fromJson(new JsonObject()
       .put("batching", new JsonObject().put("maxDelay", "1ms").put("maxKeys", 8).put("retryBackoff", "1ms")
         .put("retryBackoffMax", "4ms").put("writeTimeout", "2s"))
@@ -337,7 +337,7 @@ final class RecoveryWorld {
     private record Sent(List<Increment> increments, AckMode ack) {
     }
 
-    final GatewayConfig config = config();
+    final GatewayConfig config = RecoveryWorld.this.config;
 
     Run(long killAtStatement) {
       database = new KillableStore(store, killAtStatement);
@@ -358,7 +358,7 @@ final class RecoveryWorld {
         (type, id) -> Future.succeededFuture(), database, new NamespaceTally()));
     }
 
-    /** Sends one request; its answer goes to the ledger when it comes. Then waits until the run is quiet. */
+    /** Sends one request; its answer goes to the ledger when it comes. */
     void send(List<Increment> increments, AckMode ack) {
       Sent sent = new Sent(increments, ack);
       onLoop(() -> {
@@ -379,7 +379,6 @@ final class RecoveryWorld {
         });
         return null;
       });
-      quiet();
     }
 
     /** What the replay at this run's start skipped or set aside. */
