@@ -144,12 +144,10 @@ public final class HttpApi {
     router.options("/v1/beacon/:type/:id").handler(ctx -> ctx.response().putHeader("Allow", "GET, POST, OPTIONS")
       .setStatusCode(204).end());
     // the trackers' endpoints are beacons too: the same CORS, so each script reads its answer on any allowed origin
-    Handler<RoutingContext> trackerCors = beaconCors(services.config().getHttp());
+    // (a route of its own for the CORS handler: Vert.x refuses a security handler after a plain one on one route)
     for (String path : List.of(TrackerRoutes.GOATCOUNTER, TrackerRoutes.UMAMI, TrackerRoutes.PLAUSIBLE)) {
-      // two routes, as for the beacon: with a list of origins the CORS handler is a security-policy handler, which
-      // Vert.x refuses after another handler on one route
       router.route(path).handler(HttpApi::varyByOrigin);
-      router.route(path).handler(trackerCors);
+      router.route(path).handler(beaconCors(services.config().getHttp()));
     }
     new TrackerRoutes(increments, bodies, services.config()).mount(router);
     router.get("/v1/beacon.js").handler(BEACON_SCRIPT::serve);
