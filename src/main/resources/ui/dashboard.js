@@ -5,7 +5,7 @@
 // change against the previous range of the same length), a chart of the site's views and visitors, its pages (search,
 // paging), and its sources, campaigns, browsers, operating systems and devices, read from the namespace's companion
 // namespaces (docs/api.md "Companion namespaces"). Another windowed namespace is a top list of counters and a chart; a
-// plain one a look-up. Times are shown in the viewer's time zone (day buckets by their UTC date, as they are counted).
+// plain one its top counters by value above a look-up. Times are shown in the viewer's time zone (day buckets by their UTC date, as they are counted).
 //
 // Every view has an address, kept in the page's URL so that it can be shared and reloaded:
 //   /ui/?ns=pageviews&range=24h&id=%2Fhome      a windowed namespace over a range, and one page's chart
@@ -30,6 +30,8 @@
   const PAGES_READ = [1000, 100];
   /** Rows of each breakdown table (sources, campaigns, browsers, systems, devices). */
   const BREAKDOWN_ROWS = 50;
+  /** Rows of a plain namespace's top list (the API's ?top=N, ranked by value). */
+  const PLAIN_TOP_ROWS = 20;
   const BREAKDOWNS = ['sources', 'campaigns', 'browsers', 'os', 'devices'];
   /** The least room between two labels of the time axis, in CSS pixels. */
   const LABEL_SPACE = 90;
@@ -363,6 +365,7 @@
       showWindowed();
     } else {
       $('ids').value = state.view.ids.join(', ');
+      showPlainTop();
       lookUp();
     }
   }
@@ -709,6 +712,30 @@
     window.dashboard.chart = state.chart;
   }
 
+  /** A plain namespace's counters with the largest values, read again on every refresh. */
+  async function showPlainTop() {
+    const generation = state.generation;
+    try {
+      const answer = await api(counterPath(state.view.ns) + '?top=' + PLAIN_TOP_ROWS);
+      if (generation !== state.generation) {
+        return;
+      }
+      const table = $('plain-top');
+      table.tBodies[0].replaceChildren(...answer.top.map(entry => {
+        const row = document.createElement('tr');
+        row.dataset.id = entry.id;
+        row.append(cell(entry.id, 'id'), cell(count(entry.total), 'num value'));
+        return row;
+      }));
+      table.dataset.loaded = 'true';
+      table.dataset.refreshed = String(Date.now());
+    } catch (e) {
+      if (!(e instanceof NeedsToken) && generation === state.generation) {
+        $('detail-error').textContent = e.message;
+      }
+    }
+  }
+
   async function lookUp() {
     const generation = state.generation;
     const ids = state.view.ids;
@@ -744,8 +771,11 @@
     }
     if (namespace.window) {
       showWindowed();
-    } else if (state.view.ids.length > 0) {
-      lookUp();
+    } else {
+      showPlainTop();
+      if (state.view.ids.length > 0) {
+        lookUp();
+      }
     }
   }
 

@@ -36,7 +36,7 @@ class WindowedAnswersDocumentedIT {
       for (String uri : List.of("/v1/counters/views/doc", "/v1/counters/views/doc?from=2026-11-20T00:00:00Z&to=2026-11-23T00:00:00Z",
         "/v1/counters/views?id=doc&id=other", "/v1/counters/views?top=5&from=2026-11-20T00:00:00Z&to=2026-11-23T00:00:00Z",
         "/v1/counters/views?top=5", "/v1/counters/views/doc?unique=true", "/v1/counters/views?id=doc&id=other&unique=true",
-        "/v1/counters/views?top=5&unique=true", "/v1/counters/pageviews/doc?unique=true",
+        "/v1/counters/views?top=5&unique=true", "/v1/counters/pageviews/doc?unique=true", "/v1/counters/likes?top=5",
         "/v1/counters/views/doc?from=2026-11-22T00:00:00Z&to=2026-11-20T00:00:00Z")) {
         HttpResponse<Buffer> response = await(gateway.http.get(uri).send());
         api.check(api.operation(HttpMethod.GET, uri), response);

@@ -199,7 +199,7 @@ class TimeWindowsIT {
         "/v1/counters/views/x?from=2026-11-22T10:00:00Z", "to",
         "/v1/counters/views/x?from=soon&to=2026-11-22T10:00:00Z", "from",
         "/v1/counters/likes/x?from=2026-11-22T10:00:00Z&to=2026-11-22T11:00:00Z", "from",
-        "/v1/counters/likes?top=3", "top",
+        "/v1/counters/likes?top=3&unique=true", "unique",
         "/v1/counters/views?top=0", "top",
         "/v1/counters/views?top=3&id=a", "top",
         "/v1/counters/views/x?to=2026-11-22T11:00:00Z&to=2026-11-22T12:00:00Z", "to");

@@ -8,7 +8,8 @@ public final class Addresses {
    * JSON {@code {"type","id"}} or {@code {"type","ids":[…]}}; replies {@code {"type","values":{id: value}}}. On a
    * windowed namespace it also takes {@code "from"} and {@code "to"} (ISO-8601, together) or {@code "top": n} without
    * ids, and replies {@code {"type","bucket","from","to","values"}} (totals), with {@code "buckets":[{"start","value"}]}
-   * for one {@code "id"}, or {@code "top":[{"id","total"}]}.
+   * for one {@code "id"}, or {@code "top":[{"id","total"}]}. On a plain namespace {@code "top": n} alone replies
+   * {@code {"type","top":[{"id","total"}]}}, ranked by value.
    */
   public static final String GET = "counters.get";
   /** JSON {@code {"type","id"}}: deletes every slot of the counter. */

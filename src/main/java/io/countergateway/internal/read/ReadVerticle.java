@@ -137,6 +137,17 @@ public class ReadVerticle extends VerticleBase {
   /** Range, totals and top-N reads: checked whole before anything is read (see {@link WindowedReads}). */
   private void onWindowedGet(Message<JsonObject> message, NamespaceOptions namespace, JsonObject body) {
     String type = namespace.getName();
+    if (WindowedReads.isPlainTop(namespace, body)) {
+      int top = windows.top(body);
+      heavy.read(type, body, () -> windows.plainTop(type, top)).onComplete(result -> {
+        if (result.succeeded()) {
+          message.reply(result.result());
+        } else {
+          replyReadFailure(message, type, result.cause());
+        }
+      });
+      return;
+    }
     boolean unique = WindowedReads.unique(namespace, body);
     WindowedReads.Range range = windows.range(namespace, body);
     Future<JsonObject> read;

@@ -55,6 +55,15 @@ final class WindowedReads {
       || request.containsKey("unique");
   }
 
+  /**
+   * A top-N of a plain namespace: {@code top} alone, no range (a range or {@code unique} stays refused on a plain
+   * namespace by {@link #range}).
+   */
+  static boolean isPlainTop(NamespaceOptions namespace, JsonObject request) {
+    return !namespace.isWindowed() && request.containsKey("top") && !request.containsKey("from")
+      && !request.containsKey("to") && !request.containsKey("unique");
+  }
+
   /** {@code unique}: whether the answer adds each counter's distinct visitors; only where the namespace counts them. */
   static boolean unique(NamespaceOptions namespace, JsonObject request) {
     Object raw = request.getValue("unique");
@@ -210,11 +219,21 @@ final class WindowedReads {
       .put("uniqueBounds", new JsonObject().put("lower", estimate.lower()).put("upper", estimate.upper()));
   }
 
+  /** The ids of a plain namespace with the largest values (SUM over their slots), largest first: {@code {"type","top"}}. */
+  Future<JsonObject> plainTop(String type, int count) {
+    return store.plainTop(type, count).map(ranked -> new JsonObject().put("type", type).put("top", ranked(ranked)));
+  }
+
+  private static JsonArray ranked(List<Map.Entry<String, BigInteger>> ranked) {
+    JsonArray top = new JsonArray();
+    ranked.forEach(entry -> top.add(new JsonObject().put("id", entry.getKey()).put("total", Failures.exactLong(entry.getValue()))));
+    return top;
+  }
+
   /** The ids with the largest totals over the range, largest first. */
   Future<JsonObject> top(String type, int count, Range range, boolean unique) {
     return store.windowTop(type, range.from(), range.to(), count).compose(ranked -> {
-      JsonArray top = new JsonArray();
-      ranked.forEach(entry -> top.add(new JsonObject().put("id", entry.getKey()).put("total", Failures.exactLong(entry.getValue()))));
+      JsonArray top = ranked(ranked);
       if (!unique) {
         return Future.succeededFuture(range.describe(type).put("top", top));
       }

@@ -36,6 +36,11 @@ public interface CounterStore extends FlushStatements, FlushSourceStatements {
     return Future.failedFuture(new UnsupportedOperationException("windowed reads"));
   }
 
+  /** The {@code count} ids of a plain namespace with the largest values (SUM over slots), largest first (ties by id). */
+  default Future<List<Map.Entry<String, BigInteger>>> plainTop(String type, int count) {
+    return Future.failedFuture(new UnsupportedOperationException("plain top-N reads"));
+  }
+
   /** Deletes up to {@code limit} bucket rows of the namespace starting before {@code before}; returns how many went. */
   default Future<Integer> expireBuckets(String type, long before, int limit) {
     return Future.failedFuture(new UnsupportedOperationException("bucket retention"));

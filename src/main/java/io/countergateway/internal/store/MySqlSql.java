@@ -58,7 +58,10 @@ final class MySqlSql {
     // small batches: each DELETE holds few row locks and a short transaction
     String expireBuckets = "DELETE FROM %s_windows WHERE record_type = ? AND bucket_start < ? LIMIT ?".formatted(table);
     String oldestBucket = "SELECT MIN(bucket_start) FROM %s_windows WHERE record_type = ?".formatted(table);
-    windows = new WindowStatements(windowBuckets, windowTop, expireBuckets, oldestBucket, resetWindows);
+    // a plain counter's value is the SUM over its slots: ranked as the windowed top is
+    String plainTop = ("SELECT record_id, SUM(count) AS total FROM %s WHERE record_type = ? "
+      + "GROUP BY record_id ORDER BY total DESC, record_id LIMIT ?").formatted(table);
+    windows = new WindowStatements(windowBuckets, windowTop, expireBuckets, oldestBucket, resetWindows, plainTop);
     lockSource = "SELECT fence FROM %s_flush_sources WHERE source = ? LOCK IN SHARE MODE".formatted(table);
     registerSource = "INSERT IGNORE INTO %s_flush_sources (source, fence) VALUES (?, 0)".formatted(table);
     raiseFence = "UPDATE %s_flush_sources SET fence = GREATEST(fence, ?), heartbeat_at = CURRENT_TIMESTAMP(3) "

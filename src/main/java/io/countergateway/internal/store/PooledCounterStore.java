@@ -131,6 +131,12 @@ abstract class PooledCounterStore implements CounterStore {
   }
 
   @Override
+  public Future<List<Map.Entry<String, BigInteger>>> plainTop(String type, int count) {
+    return bounded(pool -> pool.preparedQuery(windows.plainTop()).execute(Tuple.of(type, count))
+      .map(PooledCounterStore::ranked));
+  }
+
+  @Override
   public Future<Integer> expireBuckets(String type, long before, int limit) {
     return bounded(pool -> pool.preparedQuery(windows.expire()).execute(Tuple.of(type, before, limit))
       .map(rows -> rows.rowCount()));

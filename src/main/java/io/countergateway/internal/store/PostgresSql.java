@@ -112,7 +112,12 @@ final class PostgresSql {
         SELECT ctid FROM %1$s_windows WHERE record_type = $1 AND bucket_start < $2 LIMIT $3))
       """.formatted(table);
     String oldestBucket = "SELECT MIN(bucket_start) FROM %s_windows WHERE record_type = $1".formatted(table);
-    windows = new WindowStatements(windowBuckets, windowTop, expireBuckets, oldestBucket, resetWindows);
+    // a plain counter's value is the SUM over its slots: ranked as the windowed top is
+    String plainTop = """
+      SELECT record_id, SUM(count) AS total FROM %s WHERE record_type = $1
+      GROUP BY record_id ORDER BY total DESC, record_id LIMIT $2
+      """.formatted(table);
+    windows = new WindowStatements(windowBuckets, windowTop, expireBuckets, oldestBucket, resetWindows, plainTop);
     registerSource = "INSERT INTO %s_flush_sources (source, fence) VALUES ($1, 0) ON CONFLICT DO NOTHING".formatted(table);
     // the row held for this statement only: every flush statement of the source takes it shared and waits while it is
     // held, so the settled ids go by statements of their own (deleteSettledIds), tens of ms on a grown id table
