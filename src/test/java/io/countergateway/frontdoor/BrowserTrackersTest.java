@@ -15,6 +15,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
+import org.openqa.selenium.By;
 import org.openqa.selenium.JavascriptExecutor;
 import org.openqa.selenium.chrome.ChromeDriver;
 
@@ -177,15 +178,26 @@ abstract class BrowserTrackersTest {
   }
 
   @Test
-  @DisplayName("Plausible's tracker counts the page and the pushState navigation in its domain's namespace; engagement is not a view")
+  @DisplayName("Plausible's tracker counts the page, reached by a link from another site with a campaign tag, and the pushState navigation in its domain's namespace, with the source and the campaign; engagement is not a view")
   void plausible() {
     String base = unique("plausible");
     String url = page(base + "/start", base + "/second", "<script type=\"module\">import { init } from "
       + "'/js/plausible-tracker.js'; init({ domain: 'blog.example', endpoint: '" + gateway + "/api/event', "
       + "captureOnLocalhost: true })</script>");
-    loadAndNavigate(url + "?utm_source=mastodon", base + "/second", "");
+    // reached by a link on a page of another site, so the view has a referrer as well as a campaign
+    String referring = unique("elsewhere");
+    html.put(referring, "<!doctype html><html><head><meta charset=utf-8><title>Elsewhere</title>"
+      + "<link rel=icon href=\"data:,\"></head><body><a id=go href=\"" + url + "?utm_source=mastodon\">a link</a></body></html>");
+    browser.get("http://localhost:" + pages.actualPort() + referring);
+    browser.findElement(By.id("go")).click();
+    ((JavascriptExecutor) browser).executeScript("var target = arguments[0]; setTimeout(function () { "
+      + "history.pushState({}, '', target); }, 500)", base + "/second");
     assertThat(Eventually.value(() -> windowed(base + "/start"), 1L)).isEqualTo(1L);
     assertThat(Eventually.value(() -> windowed(base + "/second"), 1L)).isEqualTo(1L);
+    // the site's breakdowns count where each view came from: the linking site (both views: the script sends the
+    // document's referrer, which a pushState keeps), and the campaign the first page's address was tagged with
+    assertThat(Eventually.value(() -> windowedIn("blog~sources", "localhost"), 2L)).isEqualTo(2L);
+    assertThat(Eventually.value(() -> windowedIn("blog~campaigns", "mastodon / (none) / (none)"), 1L)).isEqualTo(1L);
     // leaving the page sends engagement events: answered, never a view
     browser.get("about:blank");
     pause(500);
@@ -203,6 +215,10 @@ abstract class BrowserTrackersTest {
   }
 
   long windowed(String id) {
-    return await(fixture.bucketsInTable("blog", id)).values().stream().mapToLong(Long::longValue).sum();
+    return windowedIn("blog", id);
+  }
+
+  long windowedIn(String type, String id) {
+    return await(fixture.bucketsInTable(type, id)).values().stream().mapToLong(Long::longValue).sum();
   }
 }

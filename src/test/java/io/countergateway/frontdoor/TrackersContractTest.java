@@ -156,7 +156,6 @@ abstract class TrackersContractTest {
     String payload = "{\"website\":\"" + UMAMI_SHOP + "\",\"screen\":\"1366x768\",\"language\":\"en-US\",\"title\":\"Shop\","
       + "\"hostname\":\"shop.example\",\"url\":\"https://shop.example" + page + "?utm_campaign=spring#top\","
       + "\"referrer\":\"https://search.example/\"";
-    double takenBefore = fixture.incrementsTaken();
 
     HttpResponse<Buffer> view = send(HttpMethod.POST, "/api/send", "{\"type\":\"event\",\"payload\":" + payload + "}}",
       "Content-Type", "application/json", "Origin", ORIGIN);
@@ -164,6 +163,8 @@ abstract class TrackersContractTest {
     assertThat(view.bodyAsJsonObject()).isEqualTo(new JsonObject());
     assertThat(view.getHeader("Access-Control-Allow-Origin")).isEqualTo(ORIGIN);
 
+    // a view of a windowed namespace also counts its site's breakdowns: what the not-views add is measured from here
+    double afterView = fixture.incrementsTaken();
     for (Map.Entry<String, String> notView : Map.of(
       "{\"type\":\"event\",\"payload\":" + payload + ",\"name\":\"signup\",\"data\":{\"plan\":\"pro\"}}}", "event",
       "{\"type\":\"identify\",\"payload\":" + payload + ",\"data\":{\"user\":\"x\"}}}", "identify",
@@ -175,12 +176,13 @@ abstract class TrackersContractTest {
       assertThat(answer.getHeader("X-Counter-Dropped")).isEqualTo(notView.getValue());
     }
 
+    assertThat(fixture.incrementsTaken()).as("increments taken by the hits that are not views").isEqualTo(afterView);
+
     // a website no entry names counts in beacon.trackerNamespace
     HttpResponse<Buffer> other = send(HttpMethod.POST, "/api/send", "{\"type\":\"event\",\"payload\":{\"website\":\"other\","
       + "\"url\":\"http://localhost:8080" + page + "\",\"referrer\":\"\"}}", "Content-Type", "application/json");
     assertThat(other.statusCode()).isEqualTo(200);
 
-    assertThat(fixture.incrementsTaken() - takenBefore).isEqualTo(2);
     assertThat(Eventually.value(() -> windowedSum("shop", page), 1L)).isEqualTo(1L);
     assertThat(Eventually.value(() -> sum("pageviews", page), 1L)).isEqualTo(1L);
   }

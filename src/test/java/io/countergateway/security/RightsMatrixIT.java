@@ -79,6 +79,13 @@ class RightsMatrixIT {
     new Row("POST", "/v1/beacon/:type/:id", "/v1/beacon/pageviews/{id}", "", "pageviews", 204, 204, 204, 204, 204, 204),
     new Row("OPTIONS", "/v1/beacon/:type/:id", "/v1/beacon/pageviews/{id}", null, null, 204, 204, 204, 204, 204, 204),
     new Row("GET", "/v1/beacon.js", "/v1/beacon.js", null, null, 200, 200, 200, 200, 200, 200),
+    // the trackers' doors are public beacons of the default beacon namespace: no token is asked for or looked at
+    new Row("GET", "/count", "/count?p=%2F{id}&b=0", null, null, 200, 200, 200, 200, 200, 200),
+    new Row("POST", "/count", "/count?p=%2F{id}&b=0", null, null, 200, 200, 200, 200, 200, 200),
+    new Row("POST", "/api/send", "/api/send", "{\"type\":\"event\",\"payload\":{\"website\":\"w\","
+      + "\"url\":\"http://localhost/{id}\",\"referrer\":\"\"}}", null, 200, 200, 200, 200, 200, 200),
+    new Row("POST", "/api/event", "/api/event", "{\"n\":\"pageview\",\"u\":\"http://localhost/{id}\","
+      + "\"d\":\"localhost\"}", null, 202, 202, 202, 202, 202, 202),
     new Row("GET", "/v1/openapi.yaml", "/v1/openapi.yaml", null, null, 200, 200, 200, 200, 200, 200),
     new Row("GET", "/ui/", "/ui/", null, null, 200, 200, 200, 200, 200, 200),
     new Row("GET", "/ui", "/ui", null, null, 302, 302, 302, 302, 302, 302),
