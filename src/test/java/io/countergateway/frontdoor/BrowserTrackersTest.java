@@ -74,7 +74,9 @@ abstract class BrowserTrackersTest {
     JsonObject config = GatewayFixture.baseConfig(database(), "browser_trackers_"
       + getClass().getSimpleName().toLowerCase());
     config.getJsonObject("http").put("corsOrigins", new JsonArray().add(pageOrigin));
-    // pageviews keeps its default bot filter: the browser is counted as the person it looks like
+    // pageviews keeps its default bot filter: the browser is counted as the person it looks like; windowed, as the
+    // quick start declares it, so that its site breakdowns (sources, campaigns) are counted too
+    config.getJsonObject("namespaces").getJsonObject("pageviews").put("window", new JsonObject().put("bucket", "hour"));
     config.getJsonObject("namespaces").put("blog", new JsonObject().put("slots", 4).put("public", true)
       .put("window", new JsonObject().put("bucket", "hour")));
     config.put("beacon", new JsonObject().put("trackerSites", new JsonArray().add("blog.example=blog")));
@@ -134,12 +136,25 @@ abstract class BrowserTrackersTest {
   }
 
   long sum(String id) {
-    return await(fixture.sumInTable("pageviews", id));
+    return windowedIn("pageviews", id);
   }
 
-  /** Loads the page, waits for its view, navigates with pushState ({@code afterPush}: what the page then runs). */
-  void loadAndNavigate(String url, String second, String afterPush) {
-    browser.get(url);
+  /** Opens a page of another site (another host name for the same server) and follows its link to {@code url}. */
+  void arriveByLinkTo(String url) {
+    String referring = unique("elsewhere");
+    html.put(referring, "<!doctype html><html><head><meta charset=utf-8><title>Elsewhere</title>"
+      + "<link rel=icon href=\"data:,\"></head><body><a id=go href=\"" + url + "\">a link</a></body></html>");
+    browser.get("http://localhost:" + pages.actualPort() + referring);
+    browser.findElement(By.id("go")).click();
+  }
+
+  /** Waits until {@code type}'s {@code id} counted at least one view. */
+  void counted(String type, String id) {
+    Eventually.until(type + " " + id + " counted", () -> windowedIn(type, id) >= 1);
+  }
+
+  /** Half a second after the page loaded, a client-side navigation to {@code second}; then {@code afterPush}. */
+  void navigate(String second, String afterPush) {
     // the target is read before the timer: inside its callback, arguments are the callback's own
     ((JavascriptExecutor) browser).executeScript("var target = arguments[0]; setTimeout(function () { "
       + "history.pushState({}, '', target); " + afterPush + " }, 500)", second);
@@ -150,27 +165,33 @@ abstract class BrowserTrackersTest {
   }
 
   @Test
-  @DisplayName("GoatCounter's count.js counts the page (its non-ASCII path decoded) and a pushState navigation it is told of")
+  @DisplayName("GoatCounter's count.js counts the page (its non-ASCII path decoded), reached by a link from another site with a campaign tag, a pushState navigation it is told of, and the source and campaign")
   void goatCounter() {
     String base = unique("gc");
     String url = page(base + "/über", base + "/second", "<script data-goatcounter=\"" + gateway + "/count\" "
       + "data-goatcounter-settings='{\"allow_local\": true}' async src=\"/js/count.js\"></script>");
     // count.js does not follow client-side navigation by itself: a single-page site calls goatcounter.count()
-    loadAndNavigate(url + "?utm_source=news&utm_campaign=spring", base + "/second", "window.goatcounter.count();");
+    arriveByLinkTo(url + "?utm_source=news&utm_campaign=spring");
+    navigate(base + "/second", "window.goatcounter.count();");
     assertThat(Eventually.value(() -> sum(base + "/über"), 1L)).isEqualTo(1L);
     assertThat(Eventually.value(() -> sum(base + "/second"), 1L)).isEqualTo(1L);
+    counted("pageviews~sources", "localhost");
+    counted("pageviews~campaigns", "news / (none) / spring");
     assertNoConsoleErrors();
   }
 
   @Test
-  @DisplayName("Umami's script.js counts the page and the pushState navigation it hooks, reading the answer across origins")
+  @DisplayName("Umami's script.js counts the page, reached by a link from another site with a campaign tag, the pushState navigation it hooks, and the source and campaign, reading the answer across origins")
   void umami() {
     String base = unique("umami");
     String url = page(base + "/start", base + "/second", "<script defer src=\"/js/umami.js\" data-website-id=\""
       + UMAMI_SITE + "\" data-host-url=\"" + gateway + "\"></script>");
-    loadAndNavigate(url + "?utm_medium=email", base + "/second", "");
+    arriveByLinkTo(url + "?utm_source=letter&utm_medium=email");
+    navigate(base + "/second", "");
     assertThat(Eventually.value(() -> sum(base + "/start"), 1L)).isEqualTo(1L);
     assertThat(Eventually.value(() -> sum(base + "/second"), 1L)).isEqualTo(1L);
+    counted("pageviews~sources", "localhost");
+    counted("pageviews~campaigns", "letter / email / (none)");
     // the script read its answer: a failed fetch or JSON parse would leave no session object behind
     assertThat(((JavascriptExecutor) browser).executeScript("return typeof window.umami.getSession()"))
       .isEqualTo("object");
@@ -185,13 +206,8 @@ abstract class BrowserTrackersTest {
       + "'/js/plausible-tracker.js'; init({ domain: 'blog.example', endpoint: '" + gateway + "/api/event', "
       + "captureOnLocalhost: true })</script>");
     // reached by a link on a page of another site, so the view has a referrer as well as a campaign
-    String referring = unique("elsewhere");
-    html.put(referring, "<!doctype html><html><head><meta charset=utf-8><title>Elsewhere</title>"
-      + "<link rel=icon href=\"data:,\"></head><body><a id=go href=\"" + url + "?utm_source=mastodon\">a link</a></body></html>");
-    browser.get("http://localhost:" + pages.actualPort() + referring);
-    browser.findElement(By.id("go")).click();
-    ((JavascriptExecutor) browser).executeScript("var target = arguments[0]; setTimeout(function () { "
-      + "history.pushState({}, '', target); }, 500)", base + "/second");
+    arriveByLinkTo(url + "?utm_source=mastodon");
+    navigate(base + "/second", "");
     assertThat(Eventually.value(() -> windowed(base + "/start"), 1L)).isEqualTo(1L);
     assertThat(Eventually.value(() -> windowed(base + "/second"), 1L)).isEqualTo(1L);
     // the site's breakdowns count where each view came from: the linking site (both views: the script sends the
