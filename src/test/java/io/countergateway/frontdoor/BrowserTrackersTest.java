@@ -215,19 +215,18 @@ abstract class BrowserTrackersTest {
     assertThat(Eventually.value(() -> windowedIn("blog~sources", "localhost"), 2L)).isEqualTo(2L);
     assertThat(Eventually.value(() -> windowedIn("blog~campaigns", "mastodon / (none) / (none)"), 1L)).isEqualTo(1L);
     // leaving the page sends engagement events: answered, never a view
+    double answeredBefore = answered("/api/event");
     browser.get("about:blank");
-    pause(500);
+    Eventually.until("an engagement event answered", () -> answered("/api/event") > answeredBefore);
     List<Long> after = List.of(windowed(base + "/start"), windowed(base + "/second"));
     assertThat(after).containsExactly(1L, 1L);
     assertNoConsoleErrors();
   }
 
-  private static void pause(long millis) {
-    try {
-      Thread.sleep(millis);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
+  /** Requests the gateway answered on {@code route} (the route's request timers, every status). */
+  double answered(String route) {
+    return fixture.registry.find("gateway.http.response.time").tag("route", route).timers().stream()
+      .mapToDouble(timer -> timer.count()).sum();
   }
 
   long windowed(String id) {
