@@ -188,7 +188,7 @@ final class HotRoutes implements Handler<HttpServerRequest> {
       response.putHeader(ALLOW_ORIGIN, origin).putHeader(ALLOW_CREDENTIALS, TRUE).putHeader(EXPOSE_HEADERS, EXPOSED);
     }
     meters.recordWhenEnded(response, BEACON_ROUTE, HttpMethod.GET);
-    writes.takeBeacon(namespace, beacon.increment(), beacon.folded(), BeaconQuery.of(request.query()).visit(), request);
+    writes.takeBeacon(namespace, beacon.increment(), beacon.folded(), BeaconQuery.of(request.query()), request);
     return true;
   }
 

@@ -237,12 +237,13 @@ final class IncrementRoutes {
       return;
     }
     if (HttpApi.isHead(ctx)) {
-      answerBeacon(ctx.request(), "head", null); // what the GET would answer, and nothing counted
+      // what the GET would answer, and nothing counted
+      answerBeacon(ctx.request(), "head", null, BeaconQuery.of(ctx.request().query()));
       return;
     }
     // a POST's body is read and dropped (never held), within beacon.maxBodyBytes and the body deadline
     bodies.read(ctx.request(), maxBeaconBodyBytes, false, body -> takeBeacon(namespace, id.increment(), id.folded(),
-      BeaconQuery.of(ctx.request().query()).visit(), ctx.request()));
+      BeaconQuery.of(ctx.request().query()), ctx.request()));
   }
 
   /** The id segment of {@code /v1/beacon/{type}/{id}[/]}, still percent-encoded. */
@@ -282,9 +283,10 @@ final class IncrementRoutes {
    * namespace's companions ({@link VisitDimensions}), in one request: journaled and answered as one, so the
    * breakdowns never disagree with the views they break down.
    */
-  void takeBeacon(NamespaceOptions namespace, Increment increment, FoldReason folded, PageVisit visit,
+  void takeBeacon(NamespaceOptions namespace, Increment increment, FoldReason folded, BeaconQuery query,
                   HttpServerRequest request) {
-    takeBeacon(namespace, increment, folded, visit, request, IncrementRoutes::answerBeacon);
+    takeBeacon(namespace, increment, folded, query.visit(), request,
+      (answered, dropped, reason) -> answerBeacon(answered, dropped, reason, query));
   }
 
   /**
@@ -297,7 +299,7 @@ final class IncrementRoutes {
   }
 
   /**
-   * As {@link #takeBeacon(NamespaceOptions, Increment, FoldReason, PageVisit, HttpServerRequest)}, answered in the
+   * As {@link #takeBeacon(NamespaceOptions, Increment, FoldReason, BeaconQuery, HttpServerRequest)}, answered in the
    * door's own protocol ({@code answer}): the tracker endpoints answer what their scripts expect.
    */
   void takeBeacon(NamespaceOptions namespace, Increment increment, FoldReason folded, PageVisit visit,
@@ -363,9 +365,9 @@ final class IncrementRoutes {
 
   /**
    * {@code dropped}: why the beacon was not counted, null when it was; {@code folded}: why it was counted under a
-   * reserved id, null when under its own.
+   * reserved id, null when under its own; {@code query}: the beacon's query, read once by its door.
    */
-  private static void answerBeacon(HttpServerRequest request, String dropped, FoldReason folded) {
+  private static void answerBeacon(HttpServerRequest request, String dropped, FoldReason folded, BeaconQuery query) {
     HttpServerResponse response = request.response();
     if (response.ended() || response.closed()) {
       return;
@@ -377,7 +379,6 @@ final class IncrementRoutes {
     if (folded != null) {
       response.putHeader(FOLDED, folded.label);
     }
-    BeaconQuery query = BeaconQuery.of(request.query());
     if (query.ignored() != null) {
       response.putHeader(IGNORED, query.ignored());
     }
