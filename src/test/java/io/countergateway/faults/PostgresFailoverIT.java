@@ -138,6 +138,61 @@ class PostgresFailoverIT {
     assertThat(run.ledger.count("200")).as("200s").isPositive();
   }
 
+  @Test
+  @DisplayName("with database.keepUntilReplicated, a gateway stopped while the primary is down and started again against the promoted standby writes what it lacks from the journal under the same flush ids: every 202 counted once, nothing twice")
+  void asynchronousFailoverReplayedAfterARestart() {
+    try (StreamingPostgres servers = StreamingPostgres.start(DATABASE, false, List.of())) {
+      JsonObject config = GatewayFixture.baseConfig(servers.config(DATABASE).put("keepUntilReplicated", true), TABLE);
+      config.put("batching", new JsonObject().put("retryBackoff", "50ms").put("retryBackoffMax", "300ms"));
+      String prefix = Faults.uniquePrefix("async-restart");
+      List<IncrementLoad.Outcome> outcomes;
+      GatewayFixture first = GatewayFixture.start(config);
+      try {
+        IncrementLoad load = new IncrementLoad(tools, first.gateway.port(), "downloads", prefix, CLIENTS,
+          ACCEPTED_CLIENTS, 100_000, 45_000);
+        Future<Void> loadDone = load.start();
+        load.awaitAnswered(FaultSuite.ANSWERED, 5_000);
+        servers.stallStandby();
+        load.awaitAnswered(FaultSuite.ANSWERED, 5_000);
+        load.finish();
+        await(loadDone, 60);
+        outcomes = load.outcomes();
+        servers.crashPrimary();
+        // the drain finds no primary to confirm what the standby has: what it holds stays in the journal
+        FaultSuite.stopQuietly(first);
+      } finally {
+        await(first.vertx.close(), 30);
+      }
+      servers.cutStalledLink();
+      servers.promoteStandby();
+      GatewayFixture second = GatewayFixture.start(config);
+      try {
+        await(second.stopGateway(), 60);
+      } finally {
+        await(second.vertx.close(), 30);
+      }
+
+      Map<String, Long> sums = await(sums(servers.standbyPort, prefix), 30);
+      Ledger.Verdict accepted = doorVerdict("PostgreSQL asynchronous failover, restarted against the promoted "
+        + "standby: 202s", outcomes, sums, true);
+      Ledger.Verdict committed = doorVerdict("the same: 200s", outcomes, sums, false);
+      System.out.println(accepted.summary() + " | " + committed.summary());
+      accepted.assertHolds();
+      assertThat(accepted.count("202")).as("202s").isPositive();
+      assertThat(committed.overCounted).as("%s: counted twice", committed.summary()).isZero();
+    }
+  }
+
+  /** The ledger of one door's requests ({@code accepted}: 202s, else 200s) against their ids' sums. */
+  private static Ledger.Verdict doorVerdict(String label, List<IncrementLoad.Outcome> outcomes, Map<String, Long> sums,
+                                            boolean accepted) {
+    List<IncrementLoad.Outcome> door = outcomes.stream().filter(o -> o.accepted == accepted).toList();
+    Map<String, Long> doorSums = new HashMap<>();
+    door.forEach(o -> doorSums.put(o.id, sums.getOrDefault(o.id, 0L)));
+    doorSums.values().removeIf(sum -> sum == 0);
+    return IncrementLoad.verdict(label, door, doorSums);
+  }
+
   /** What one asynchronous failover run saw: the start's replication line and the ledger on the promoted standby. */
   private record AsynchronousFailover(String startLine, Ledger.Verdict ledger) {
   }

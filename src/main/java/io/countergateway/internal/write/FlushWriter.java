@@ -148,10 +148,20 @@ final class FlushWriter {
     return replicas != null && replicas.lagging();
   }
 
-  /** Stops asking the primary about its standbys (a stop); what is held stays in the journal. */
+  /**
+   * Stops asking the primary about its standbys (a stop): what is held stays in the journal, and the next start writes
+   * it again by its ids; what the journal does not hold (flushes of 200s only) is said in one line.
+   */
   void stopReplicaPolls() {
-    if (replicas != null) {
-      replicas.stop();
+    if (replicas == null) {
+      return;
+    }
+    replicas.stop();
+    if (replicas.held() > 0) {
+      LOG.atWarn().addKeyValue("event", "stopped_before_replicated").addKeyValue("flushes", replicas.held())
+        .log("stopping with {} committed flush(es) the standbys have not confirmed: the journal keeps those that hold "
+          + "accepted increments for the next start; a failover before the standbys have the rest can lose their 200s",
+          replicas.held());
     }
   }
 
@@ -565,9 +575,13 @@ final class FlushWriter {
     return failing;
   }
 
-  /** How long the writer has been failing without a success in between: 0 while it is not. */
+  /**
+   * How long the writer has been failing without a success in between: 0 while it is not. Asking the primary about its
+   * standbys counts too: held flushes wait for nothing but an answer from it.
+   */
   long failingForMs() {
-    return failing ? TimeUnit.NANOSECONDS.toMillis(nanoClock.getAsLong() - failingSinceNanos) : 0;
+    long writing = failing ? TimeUnit.NANOSECONDS.toMillis(nanoClock.getAsLong() - failingSinceNanos) : 0;
+    return replicas == null ? writing : Math.max(writing, replicas.failingForMs());
   }
 
   private void setFailing(boolean nowFailing) {

@@ -74,6 +74,8 @@ final class ReplicatedRelease {
   private boolean polling;
   private long timer = -1;
   private long rechecks;
+  /** When polls started failing (nanoClock); -1 while the last one answered. */
+  private long failingSinceNanos = -1;
 
   /**
    * {@code read}: one statement on the primary, answered on the coalescer's loop; {@code release}: the job may let go;
@@ -117,6 +119,11 @@ final class ReplicatedRelease {
       || !unstamped.isEmpty() && now - unstamped.get(0).sinceNanos > lagMaxNanos;
   }
 
+  /** How long polls have failed without one answering in between (0 while they answer): the primary is away. */
+  long failingForMs() {
+    return failingSinceNanos < 0 ? 0 : TimeUnit.NANOSECONDS.toMillis(nanoClock.getAsLong() - failingSinceNanos);
+  }
+
   void poll() {
     if (polling) {
       return;
@@ -135,7 +142,11 @@ final class ReplicatedRelease {
         // the primary is away: nothing is known of any commit, so every job waits for a poll that answers
         toStamp.addAll(unstamped);
         unstamped = toStamp;
+        if (failingSinceNanos < 0) {
+          failingSinceNanos = nanoClock.getAsLong();
+        }
       } else {
+        failingSinceNanos = -1;
         read(answer.result(), toStamp);
       }
       afterPoll.run();
