@@ -1,25 +1,17 @@
 package io.countergateway.faults;
 
-import ch.qos.logback.classic.Logger;
-import ch.qos.logback.classic.spi.ILoggingEvent;
-import ch.qos.logback.core.read.ListAppender;
 import io.countergateway.testing.GatewayFixture;
 import io.countergateway.testing.Ledger;
 import io.countergateway.testing.StreamingPostgres;
 import io.vertx.core.Future;
-import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.pgclient.PgConnectOptions;
 import io.vertx.pgclient.PgConnection;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.Tuple;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
-import org.slf4j.LoggerFactory;
 
 import java.util.HashMap;
 import java.util.List;
@@ -37,105 +29,57 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * going on. The primary's own {@code synchronous_commit} is {@code local}, under which its commits would not wait for
  * the standby: the gateway must raise its sessions to {@code on} for the promoted server to hold every 200.
  */
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @DisplayName("A failover of a PostgreSQL primary to its synchronous standby under load")
-class PostgresFailoverIT {
+class PostgresFailoverIT extends FailoverContract {
   private static final String DATABASE = "counters";
   private static final String TABLE = "fault_failover";
-  private static final int CLIENTS = 16;
-  private static final int ACCEPTED_CLIENTS = 4;
-
-  private Vertx tools;
-
-  @BeforeAll
-  void startTools() {
-    tools = Vertx.vertx();
-  }
-
-  @AfterAll
-  void closeTools() {
-    await(tools.close(), 30);
-  }
+  private static final String TYPE = "downloads";
 
   @Test
   @DisplayName("the load reaches the promoted standby without a restart, and every 200 and 202 is counted there once")
   void synchronousFailoverLosesNothing() {
-    Logger root = (Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
-    ListAppender<ILoggingEvent> logged = new ListAppender<>();
-    logged.start();
-    root.addAppender(logged);
     try (StreamingPostgres servers = StreamingPostgres.start(DATABASE, true, List.of("synchronous_commit = local"))) {
-      JsonObject config = GatewayFixture.baseConfig(servers.config(DATABASE), TABLE);
-      config.put("batching", new JsonObject().put("retryBackoff", "50ms").put("retryBackoffMax", "300ms"));
-      GatewayFixture fixture = GatewayFixture.start(config);
-      boolean stopped = false;
-      try {
-        List<String> replication = logged.list.stream().map(ILoggingEvent::getFormattedMessage)
-          .filter(line -> line.startsWith("replication:")).toList();
-        assertThat(replication).as("the start's replication line").hasSize(1);
-        assertThat(replication.get(0)).contains("1 synchronous standby(s)", "synchronous_commit on (the server's is "
-          + "local)", "loses none");
+      GatewayFixture fixture = GatewayFixture.start(config(servers));
+      String prefix = Faults.uniquePrefix("failover");
+      FailoverUnderLoad run = FailoverUnderLoad.run(tools, fixture, "PostgreSQL synchronous failover", TYPE, prefix,
+        load -> {
+          long killedAt = System.nanoTime();
+          servers.crashPrimary();
+          servers.promoteStandby();
+          System.out.println("promoted " + millisSince(killedAt) + " ms after the kill");
+        }, () -> await(sums(servers.standbyPort, prefix), 30));
 
-        String prefix = Faults.uniquePrefix("failover");
-        IncrementLoad load = new IncrementLoad(tools, fixture.gateway.port(), "downloads", prefix, CLIENTS,
-          ACCEPTED_CLIENTS, 100_000, 45_000);
-        Future<Void> loadDone = load.start();
-        load.awaitAnswered(FaultSuite.ANSWERED, 5_000);
-        long killedAt = System.nanoTime();
-        servers.crashPrimary();
-        servers.promoteStandby();
-        long promotedMs = millisSince(killedAt);
-        long resumedAt = System.nanoTime();
-        load.awaitAnswered(FaultSuite.ANSWERED, 20_000);
-        long resumedMs = millisSince(resumedAt);
-        load.finish();
-        await(loadDone, 60);
-        List<IncrementLoad.Outcome> outcomes = load.outcomes();
-        long answeredAfter = outcomes.stream().filter(o -> o.sentAt - resumedAt > 0 && o.status / 100 == 2).count();
-
-        await(fixture.stopGateway(), 60);
-        stopped = true;
-        Map<String, Long> sums = await(sums(servers.standbyPort, prefix), 30);
-        Ledger.Verdict ledger = IncrementLoad.verdict("PostgreSQL synchronous failover", outcomes, sums);
-        System.out.println(ledger.summary() + " | promoted " + promotedMs + " ms after the kill, load answered again "
-          + "within " + resumedMs + " ms, " + answeredAfter + " answered 200/202 after the promotion");
-
-        ledger.assertHolds();
-        assertThat(ledger.count("200")).as("200s").isPositive();
-        assertThat(ledger.count("202")).as("202s").isPositive();
-        assertThat(answeredAfter).as("increments answered by the promoted standby, the gateway not restarted")
-          .isGreaterThanOrEqualTo(2L * FaultSuite.ANSWERED);
-        assertThat(servers.psql(servers.standbyPort, "SELECT pg_is_in_recovery()")).isEqualTo("f");
-      } finally {
-        if (!stopped) {
-          FaultSuite.stopQuietly(fixture);
-        }
-        await(fixture.vertx.close(), 30);
-      }
-    } finally {
-      root.detachAppender(logged);
+      assertThat(loggedLines("replication:")).as("the start's replication line").singleElement().asString()
+        .contains("1 synchronous standby(s)", "synchronous_commit on (the server's is local)", "loses none");
+      run.ledger().assertHolds();
+      assertThat(run.ledger().count("200")).as("200s").isPositive();
+      assertThat(run.ledger().count("202")).as("202s").isPositive();
+      assertThat(run.answeredAfter()).as("increments answered by the promoted standby, the gateway not restarted")
+        .isGreaterThanOrEqualTo(2L * FaultSuite.ANSWERED);
+      assertThat(servers.psql(servers.standbyPort, "SELECT pg_is_in_recovery()")).isEqualTo("f");
     }
   }
 
   @Test
   @DisplayName("a failover to an asynchronous standby whose link stalled loses increments answered in the stall, as the start said, and counts none twice")
   void asynchronousFailoverLosesTheStall() {
-    AsynchronousFailover run = asynchronousFailover(false);
-    assertThat(run.startLine).contains("1 asynchronous standby(s)", "can lose", "database.keepUntilReplicated");
-    assertThat(run.ledger.overCounted).as("%s: counted twice", run.ledger.summary()).isZero();
-    assertThat(run.ledger.lost).as("increments answered while the link stalled, missing on the promoted standby")
+    FailoverUnderLoad run = asynchronousFailover(false);
+    assertThat(loggedLines("replication:")).as("the start's replication line").singleElement().asString()
+      .contains("1 asynchronous standby(s)", "can lose", "database.keepUntilReplicated");
+    assertThat(run.ledger().overCounted).as("%s: counted twice", run.ledger().summary()).isZero();
+    assertThat(run.ledger().lost).as("increments answered while the link stalled, missing on the promoted standby")
       .isPositive();
   }
 
   @Test
   @DisplayName("with database.keepUntilReplicated the same failover counts every 202 and 200 once on the promoted standby: what it lacked is written again under the same flush ids")
   void asynchronousFailoverKeptUntilReplicated() {
-    AsynchronousFailover run = asynchronousFailover(true);
-    assertThat(run.startLine).contains("1 asynchronous standby(s)", "database.keepUntilReplicated holds each flush",
-      "loses no 202");
-    run.ledger.assertHolds();
-    assertThat(run.ledger.count("202")).as("202s").isPositive();
-    assertThat(run.ledger.count("200")).as("200s").isPositive();
+    FailoverUnderLoad run = asynchronousFailover(true);
+    assertThat(loggedLines("replication:")).as("the start's replication line").singleElement().asString()
+      .contains("1 asynchronous standby(s)", "database.keepUntilReplicated holds each flush", "loses no 202");
+    run.ledger().assertHolds();
+    assertThat(run.ledger().count("202")).as("202s").isPositive();
+    assertThat(run.ledger().count("200")).as("200s").isPositive();
   }
 
   @Test
@@ -148,8 +92,8 @@ class PostgresFailoverIT {
       List<IncrementLoad.Outcome> outcomes;
       GatewayFixture first = GatewayFixture.start(config);
       try {
-        IncrementLoad load = new IncrementLoad(tools, first.gateway.port(), "downloads", prefix, CLIENTS,
-          ACCEPTED_CLIENTS, 100_000, 45_000);
+        IncrementLoad load = new IncrementLoad(tools, first.gateway.port(), "downloads", prefix, FailoverUnderLoad.CLIENTS,
+          FailoverUnderLoad.ACCEPTED_CLIENTS, 100_000, 45_000);
         Future<Void> loadDone = load.start();
         load.awaitAnswered(FaultSuite.ANSWERED, 5_000);
         servers.stallStandby();
@@ -193,86 +137,18 @@ class PostgresFailoverIT {
     return IncrementLoad.verdict(label, door, doorSums);
   }
 
-  /** What one asynchronous failover run saw: the start's replication line and the ledger on the promoted standby. */
-  private record AsynchronousFailover(String startLine, Ledger.Verdict ledger) {
-  }
-
-  /**
-   * Load through both doors; the standby's WAL receiver stopped, so the primary commits on without it; the primary
-   * killed, the stalled link cut, the standby promoted, the load going on; the ledger read on the promoted standby.
-   */
-  private AsynchronousFailover asynchronousFailover(boolean keepUntilReplicated) {
-    Logger root = (Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
-    ListAppender<ILoggingEvent> logged = new ListAppender<>();
-    logged.start();
-    root.addAppender(logged);
-    try (StreamingPostgres servers = StreamingPostgres.start(DATABASE, false, List.of())) {
-      JsonObject config = GatewayFixture.baseConfig(servers.config(DATABASE)
-        .put("keepUntilReplicated", keepUntilReplicated), TABLE);
-      config.put("batching", new JsonObject().put("retryBackoff", "50ms").put("retryBackoffMax", "300ms"));
-      GatewayFixture fixture = GatewayFixture.start(config);
-      boolean stopped = false;
-      try {
-        String startLine = logged.list.stream().map(ILoggingEvent::getFormattedMessage)
-          .filter(line -> line.startsWith("replication:")).findFirst().orElse("");
-        String prefix = Faults.uniquePrefix("async-failover");
-        IncrementLoad load = new IncrementLoad(tools, fixture.gateway.port(), "downloads", prefix, CLIENTS,
-          ACCEPTED_CLIENTS, 100_000, 45_000);
-        Future<Void> loadDone = load.start();
-        load.awaitAnswered(FaultSuite.ANSWERED, 5_000);
-        servers.stallStandby();
-        long stalledAt = System.nanoTime();
-        load.awaitAnswered(FaultSuite.ANSWERED, 5_000);
-        long stallMs = millisSince(stalledAt);
-        servers.crashPrimary();
-        servers.cutStalledLink();
-        servers.promoteStandby();
-        long resumedAt = System.nanoTime();
-        load.awaitAnswered(FaultSuite.ANSWERED, 20_000);
-        load.finish();
-        await(loadDone, 60);
-        List<IncrementLoad.Outcome> outcomes = load.outcomes();
-        long answeredAfter = outcomes.stream().filter(o -> o.sentAt - resumedAt > 0 && o.status / 100 == 2).count();
-
-        await(fixture.stopGateway(), 60);
-        stopped = true;
-        Map<String, Long> sums = await(sums(servers.standbyPort, prefix), 30);
-        Ledger.Verdict ledger = IncrementLoad.verdict("PostgreSQL asynchronous failover, link stalled, "
-          + "keepUntilReplicated " + keepUntilReplicated, outcomes, sums);
-        System.out.println(ledger.summary() + " | link stalled " + stallMs + " ms before the kill, " + answeredAfter
-          + " answered 200/202 after the promotion");
-        assertThat(answeredAfter).as("increments answered by the promoted standby, the gateway not restarted")
-          .isGreaterThanOrEqualTo(2L * FaultSuite.ANSWERED);
-        return new AsynchronousFailover(startLine, ledger);
-      } finally {
-        if (!stopped) {
-          FaultSuite.stopQuietly(fixture);
-        }
-        await(fixture.vertx.close(), 30);
-      }
-    } finally {
-      root.detachAppender(logged);
-    }
-  }
-
   @Test
   @DisplayName("a standby listed first is passed over for the primary, the start says an asynchronous standby can lose the last increments, and a list of standbys only is refused naming database.hosts")
   void neverWritesToAStandby() {
-    Logger root = (Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
-    ListAppender<ILoggingEvent> logged = new ListAppender<>();
-    logged.start();
-    root.addAppender(logged);
     try (StreamingPostgres servers = StreamingPostgres.start(DATABASE, false, List.of())) {
       JsonObject standbyFirst = servers.config(DATABASE).put("hosts", new JsonArray()
         .add("127.0.0.1:" + servers.standbyPort).add("127.0.0.1:" + servers.primaryPort));
       GatewayFixture fixture = GatewayFixture.start(GatewayFixture.baseConfig(standbyFirst, TABLE));
       try {
-        assertThat(logged.list.stream().map(ILoggingEvent::getFormattedMessage)
-          .filter(line -> line.startsWith("replication:")).toList())
-          .as("the start's replication line").singleElement().asString()
+        assertThat(loggedLines("replication:")).as("the start's replication line").singleElement().asString()
           .contains("1 asynchronous standby(s)", "last moments");
         String prefix = Faults.uniquePrefix("standby-first");
-        IncrementLoad load = new IncrementLoad(tools, fixture.gateway.port(), "downloads", prefix, 4, 0, 25, 20_000);
+        IncrementLoad load = new IncrementLoad(tools, fixture.gateway.port(), TYPE, prefix, 4, 0, 25, 20_000);
         await(load.start(), 60);
         await(fixture.stopGateway(), 60);
         Map<String, Long> sums = await(sums(servers.primaryPort, prefix), 30);
@@ -288,9 +164,39 @@ class PostgresFailoverIT {
       assertThatThrownBy(() -> GatewayFixture.start(GatewayFixture.baseConfig(standbyOnly, TABLE + "_standby")))
         .hasMessageContaining("no host of database.hosts takes writes: 127.0.0.1:" + servers.standbyPort
           + " is read-only (a standby)");
-    } finally {
-      root.detachAppender(logged);
     }
+  }
+
+  /**
+   * Load through both doors; the standby's WAL receiver stopped, so the primary commits on without it; the primary
+   * killed, the stalled link cut, the standby promoted, the load going on; the ledger read on the promoted standby.
+   */
+  private FailoverUnderLoad asynchronousFailover(boolean keepUntilReplicated) {
+    try (StreamingPostgres servers = StreamingPostgres.start(DATABASE, false, List.of())) {
+      JsonObject config = config(servers);
+      config.getJsonObject("database").put("keepUntilReplicated", keepUntilReplicated);
+      GatewayFixture fixture = GatewayFixture.start(config);
+      String prefix = Faults.uniquePrefix("async-failover");
+      FailoverUnderLoad run = FailoverUnderLoad.run(tools, fixture, "PostgreSQL asynchronous failover, link stalled, "
+        + "keepUntilReplicated " + keepUntilReplicated, TYPE, prefix, load -> {
+          servers.stallStandby();
+          long stalledAt = System.nanoTime();
+          load.awaitAnswered(FaultSuite.ANSWERED, 5_000);
+          System.out.println("link stalled " + millisSince(stalledAt) + " ms before the kill");
+          servers.crashPrimary();
+          servers.cutStalledLink();
+          servers.promoteStandby();
+        }, () -> await(sums(servers.standbyPort, prefix), 30));
+      assertThat(run.answeredAfter()).as("increments answered by the promoted standby, the gateway not restarted")
+        .isGreaterThanOrEqualTo(2L * FaultSuite.ANSWERED);
+      return run;
+    }
+  }
+
+  private static JsonObject config(StreamingPostgres servers) {
+    JsonObject config = GatewayFixture.baseConfig(servers.config(DATABASE), TABLE);
+    config.put("batching", new JsonObject().put("retryBackoff", "50ms").put("retryBackoffMax", "300ms"));
+    return config;
   }
 
   /** SUM(count) per record_id of the load's counters, on the server at {@code port}. */
@@ -299,7 +205,7 @@ class PostgresFailoverIT {
         .setDatabase(DATABASE).setUser("postgres"))
       .compose(conn -> conn.preparedQuery("SELECT record_id, SUM(count) FROM " + TABLE
           + " WHERE record_type = $1 AND record_id LIKE $2 GROUP BY record_id")
-        .execute(Tuple.of("downloads", prefix + "%"))
+        .execute(Tuple.of(TYPE, prefix + "%"))
         .map(rows -> {
           Map<String, Long> sums = new HashMap<>();
           for (Row row : rows) {

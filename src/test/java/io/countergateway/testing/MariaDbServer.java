@@ -122,6 +122,11 @@ final class MariaDbServer {
 
   /** Starts the server on its port with its data and waits until it accepts connections. */
   synchronized void start() {
+    start(List.of());
+  }
+
+  /** As {@link #start()}, with {@code moreArguments} after the server's own for this start only. */
+  synchronized void start(List<String> moreArguments) {
     if (running()) {
       return;
     }
@@ -140,6 +145,7 @@ final class MariaDbServer {
         "--max-allowed-packet=64M"));
       command.addAll(asRootIfRoot());
       command.addAll(extraArguments);
+      command.addAll(moreArguments);
       process = new ProcessBuilder(command).redirectErrorStream(true)
         .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
       awaitReady(logOffset);
@@ -165,6 +171,23 @@ final class MariaDbServer {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted while mariadbd stopped", e);
+    }
+  }
+
+  /** SIGKILL: the server ends at once, as a crash ends it, whatever its clients were waiting for. */
+  synchronized void crash() {
+    if (process == null) {
+      return;
+    }
+    Process killed = process;
+    process = null;
+    try {
+      if (!killed.destroyForcibly().waitFor(STOP_WAIT.toSeconds(), TimeUnit.SECONDS)) {
+        throw new IllegalStateException("mariadbd did not end within " + STOP_WAIT.toSeconds() + " s of SIGKILL");
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while mariadbd was killed", e);
     }
   }
 

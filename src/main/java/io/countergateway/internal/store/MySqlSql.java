@@ -12,6 +12,16 @@ final class MySqlSql {
 
   /** What a slot row that exists already gets: the delta, and the roll-up and compaction bookkeeping (step 002). */
   static final String UPSERT_SET = "count = count + VALUES(count), dirty = TRUE, written_at = CURRENT_TIMESTAMP(3)";
+  /**
+   * Whether a server of {@code database.hosts} refuses writes ({@link PrimaryTarget}): {@code read_only}, how a
+   * replica is marked and how a switchover demotes the old primary, or {@code innodb_read_only}, a server started
+   * unable to write any InnoDB table, whatever its {@code read_only} says. Both variables exist on MariaDB and MySQL.
+   */
+  static final String READ_ONLY_CHECK = "SELECT @@global.read_only, @@global.innodb_read_only";
+  /** The global rights of the session's own account that let it write through {@code read_only}. */
+  static final String READ_ONLY_BYPASS = "SELECT PRIVILEGE_TYPE FROM information_schema.USER_PRIVILEGES "
+    + "WHERE GRANTEE = CONCAT('''', REPLACE(CURRENT_USER(), '@', '''@'''), '''') "
+    + "AND PRIVILEGE_TYPE IN ('SUPER', 'READ_ONLY ADMIN')";
 
   /** What the flush procedure signals for a flush below its source's fence (schema step 009). */
   static final String BEHIND_FENCE = "flush_behind_fence";

@@ -11,6 +11,11 @@ final class PostgresSql {
    * changed since its last roll-up, written now). A row found dirty stays dirty, so the update remains HOT.
    */
   static final String UPSERT_SET = "count = c.count + excluded.count, dirty = true, written_at = now()";
+  /**
+   * Whether a server of {@code database.hosts} refuses writes ({@link PrimaryTarget}): a standby in recovery. One
+   * row; every column true means read-only for one reason.
+   */
+  static final String READ_ONLY_CHECK = "SELECT pg_is_in_recovery()";
 
   final String upsertFlush;
   /** The slot rows alone, no flush id: for increments that commit with a caller's transaction (see InTransactionWrites). */

@@ -110,8 +110,8 @@ public final class SqlStores {
       // the server gives up on a statement we no longer wait for, and a flush waiting on a row lock fails (55P03,
       // retried on other slots) well before that
       PgSession session = new PgSession(options, attemptTimeoutMs, lockWaitMs);
-      return () -> session.apply(connecting(PgBuilder.pool().with(poolOptions).with(netOptions()), vertx, options,
-        session.connect())).using(vertx).build();
+      return () -> session.apply(connecting(PgBuilder.pool(), poolOptions, vertx, options, session.connect()))
+        .using(vertx).build();
     }
     MySQLConnectOptions connect = mysqlConnect(options).setPipeliningLimit(MYSQL_PIPELINING_LIMIT);
     // A gateway that dies or is cut off between its upserts and COMMIT leaves its row locks — and its uncommitted
@@ -125,7 +125,7 @@ public final class SqlStores {
     // ONE statement with the isolation in it: every statement a new connection runs before it is handed out is one
     // more round trip that a lost answer can leave waiting, and a connection waiting there holds up the flushes
     // behind it (MariaDbConnectionKillIT drops answers to new connections)
-    return () -> connecting(MySQLBuilder.pool().with(poolOptions).with(netOptions()), vertx, options, connect)
+    return () -> connecting(MySQLBuilder.pool(), poolOptions, vertx, options, connect)
       .withConnectHandler(conn -> applySession(conn, List.of(session + ", " + readCommittedVariable(conn))))
       .using(vertx).build();
   }
@@ -140,13 +140,23 @@ public final class SqlStores {
   }
 
   /**
-   * {@code builder} connecting with {@code connect}: to its server, or, with {@code database.hosts}, to the one of them
-   * that takes writes, found again for every new connection ({@link PrimaryTarget}).
+   * {@code builder} with {@code poolOptions}, connecting with {@code connect}: to its server, or, with
+   * {@code database.hosts}, to the one of them that takes writes, found again for every new connection
+   * ({@link PrimaryTarget}) and at least every {@link PrimaryTarget#RETARGET_SECONDS}, as a connection lives no longer.
+   * A primary demoted in place ({@code read_only}) keeps answering reads and refuses writes on the connections it
+   * holds: a write attempt that fails so replaces its pool, but reads would go on reading a server that no longer
+   * follows the writes, and the lanes' leases would fail, for as long as their connections stay busy.
    */
-  private static ClientBuilder<Pool> connecting(ClientBuilder<Pool> builder, Vertx vertx, DatabaseOptions options,
-                                                SqlConnectOptions connect) {
-    return options.getHosts().isEmpty() ? builder.connectingTo(connect)
-      : builder.connectingTo(PrimaryTarget.of(vertx, options, connect));
+  private static ClientBuilder<Pool> connecting(ClientBuilder<Pool> builder, PoolOptions poolOptions, Vertx vertx,
+                                                DatabaseOptions options, SqlConnectOptions connect) {
+    if (options.getHosts().isEmpty()) {
+      return builder.with(poolOptions).with(netOptions()).connectingTo(connect);
+    }
+    long lifetimeMs = poolOptions.getMaxLifetimeUnit().toMillis(poolOptions.getMaxLifetime());
+    long retargetMs = TimeUnit.SECONDS.toMillis(PrimaryTarget.RETARGET_SECONDS);
+    PoolOptions retargeted = new PoolOptions(poolOptions).setMaxLifetimeUnit(TimeUnit.MILLISECONDS)
+      .setMaxLifetime((int) (lifetimeMs > 0 ? Math.min(lifetimeMs, retargetMs) : retargetMs));
+    return builder.with(retargeted).with(netOptions()).connectingTo(PrimaryTarget.of(vertx, options, connect));
   }
 
   /** As {@link #connecting}, for one connection outside any pool: the settings of the server to open it to. */
@@ -190,11 +200,9 @@ public final class SqlStores {
    */
   public static Pool plainPool(Vertx vertx, DatabaseOptions options, PoolOptions poolOptions) {
     if (options.isPostgres()) {
-      return connecting(PgBuilder.pool().with(poolOptions).with(netOptions()), vertx, options, pgConnect(options))
-        .using(vertx).build();
+      return connecting(PgBuilder.pool(), poolOptions, vertx, options, pgConnect(options)).using(vertx).build();
     }
-    return connecting(MySQLBuilder.pool().with(poolOptions).with(netOptions()), vertx, options, mysqlConnect(options))
-      .using(vertx).build();
+    return connecting(MySQLBuilder.pool(), poolOptions, vertx, options, mysqlConnect(options)).using(vertx).build();
   }
 
   /**
@@ -205,8 +213,8 @@ public final class SqlStores {
     if (options.isPostgres()) {
       return plainPool(vertx, options, poolOptions);
     }
-    return settingEachSession(connecting(MySQLBuilder.pool().with(poolOptions).with(netOptions()), vertx, options,
-      mysqlConnect(options)), List.of(READ_COMMITTED)).using(vertx).build();
+    return settingEachSession(connecting(MySQLBuilder.pool(), poolOptions, vertx, options, mysqlConnect(options)),
+      List.of(READ_COMMITTED)).using(vertx).build();
   }
 
   /** What the start learns of the database: the id it keeps in its schema, and what a failover of it can lose. */
@@ -223,6 +231,7 @@ public final class SqlStores {
     return DatabaseRights.check(pool, options)
       .compose(v -> new SchemaUpgrade(options.isPostgres(), options.getTable()).identity(pool))
       .compose(id -> ReplicationSetup.read(pool, options.isPostgres(), options.isKeepUntilReplicated()).map(setup -> new Identified(id, setup)))
+      .compose(identified -> PrimaryTarget.warnIfReadOnlyBypassed(pool, options).map(identified))
       .eventually(pool::close);
   }
 
