@@ -1,5 +1,6 @@
 package io.countergateway.internal.write;
 
+import io.countergateway.testing.TestBounds;
 import io.countergateway.config.BatchingOptions;
 import io.countergateway.config.GatewayConfig;
 import io.countergateway.internal.model.ApiError;
@@ -83,7 +84,7 @@ class FlushJobTest {
 
   @AfterEach
   void tearDown() throws Exception {
-    vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    vertx.close().toCompletionStage().toCompletableFuture().get(TestBounds.millis(10), TimeUnit.MILLISECONDS);
   }
 
   private <T> T on(Callable<T> work) {
