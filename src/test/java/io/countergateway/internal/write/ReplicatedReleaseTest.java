@@ -152,6 +152,25 @@ class ReplicatedReleaseTest {
   }
 
   @Test
+  @DisplayName("a flush a journal replay carried over, found committed, is held as well; written again after the first poll it is found committed, never voided or split")
+  void replayedFlushHeld() {
+    store.sources.put("old-0", 0L);
+    Flush flush = new Flush(FlushId.formed("old-0", 1), List.of(new FlushRow("likes", "a", (short) 1, 1),
+      new FlushRow("likes", "b", (short) 1, 1)));
+    assertThat(on(() -> writer.run(FlushJob.replayed(flush, true, 0, 0))).result()).isTrue();
+    assertThat(store.value("likes", "a")).isEqualTo(1);
+    int voids = store.voids.size();
+    advance(POLL_MS);
+    assertThat(store.voids).as("the first poll's check finds it committed: no void").hasSize(voids);
+    store.standbysFlushed = store.walPosition;
+    advance(2 * POLL_MS);
+    assertThat(journal).contains("settled " + flush.id());
+    assertThat(store.value("likes", "a")).isEqualTo(1);
+    assertThat(store.value("likes", "b")).isEqualTo(1);
+    assertThat(store.commits).isEqualTo(1);
+  }
+
+  @Test
   @DisplayName("a standby that stops streaming is waited for: fewer standbys than were seen release nothing")
   void missingStandbyHolds() {
     FlushJob job = committed("a");
