@@ -4,6 +4,7 @@ import io.countergateway.internal.model.Increment;
 import io.countergateway.testing.Ledger;
 import io.countergateway.testing.ScriptedStore;
 import io.countergateway.internal.write.journal.FaultingFiles;
+import io.countergateway.internal.write.journal.ReplayReport;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
 import net.jqwik.api.Combinators;
@@ -138,6 +139,29 @@ class RecoveryPropertiesTest {
     play(scenario);
   }
 
+  /**
+   * A scenario played by two ingest verticles on one loop, as two event loops of one process: each request goes to
+   * the verticle its bit of {@code verticleBits} names, so their journal frames interleave and a kill or a crash at
+   * a file operation falls between any two of them; the run after the crash has {@code verticlesAfter} (1: one
+   * verticle takes over both streams).
+   */
+  record TwoVerticles(Scenario scenario, long verticleBits, int verticlesAfter) {
+  }
+
+  @Provide
+  Arbitrary<TwoVerticles> twoVerticles() {
+    return Combinators.combine(scenarios(), Arbitraries.longs().between(0, (1L << 25) - 1), Arbitraries.of(1, 2))
+      .as(TwoVerticles::new);
+  }
+
+  /** 100 tries: every kind is drawn at least {@link #DRAWN_AT_LEAST} times, in a few seconds. */
+  @Property(tries = 100, shrinking = ShrinkingMode.BOUNDED)
+  @Label("two verticles appending interleaved, a kill or crash between any two of their frames: every answered "
+    + "increment counted once")
+  void twoVerticlesKilledAnywhere(@ForAll("twoVerticles") TwoVerticles two) {
+    play(two.scenario(), two.verticleBits(), 2, two.verticlesAfter());
+  }
+
   /** One Vert.x for every run of every scenario: each run has its own journal, timers and clock, none of its Vert.x. */
   private static RecoveryWorld.Machine machine;
 
@@ -152,35 +176,47 @@ class RecoveryPropertiesTest {
   }
 
   private void play(Scenario scenario) {
+    play(scenario, 0, 1, 1);
+  }
+
+  /**
+   * Plays {@code scenario} on a first run of {@code verticles} ingest verticles (request {@code i} to the verticle
+   * bit {@code i} of {@code verticleBits} names) and recovers with {@code verticlesAfter}.
+   */
+  private void play(Scenario scenario, long verticleBits, int verticles, int verticlesAfter) {
     RecoveryWorld world = new RecoveryWorld(machine, scenario.toString(), scenario.fsync());
     if (scenario.crashAtFileOp() > 0) {
       world.files.crashAt(scenario.crashAtFileOp());
     }
+    // each stream needs room of its own: the disk is full for as many streams as either run has
+    long fullDisk = FULL_DISK * Math.max(verticles, verticlesAfter);
     if (scenario.disk() == DiskFault.FULL) {
-      world.files.budget(FULL_DISK);
+      world.files.budget(fullDisk);
     }
     FaultingFiles.Survival survival = scenario.machine() ? FaultingFiles.Survival.NONE : FaultingFiles.Survival.ALL;
-    RecoveryWorld.Run first = world.startThroughCrashes(scenario.killAt(), survival);
+    RecoveryWorld.Run first = world.startThroughCrashes(scenario.killAt(), survival, verticles);
     // once started: the journal's answers are what a failed write or fsync must not turn into 202
     if (scenario.disk() == DiskFault.WRITE_FAILS) {
       first.disk.failAt(FaultingFiles.Op.WRITE, first.disk.count(FaultingFiles.Op.WRITE) + 3, "EIO");
     } else if (scenario.disk() == DiskFault.FORCE_FAILS) {
       first.disk.failAt(FaultingFiles.Op.FORCE, first.disk.count(FaultingFiles.Op.FORCE) + 2, "EIO");
     }
-    play(world, first, scenario.ops());
+    play(world, first, scenario.ops(), verticleBits, verticles);
     first.dieAtTheKillStatement();
     world.crash(survival);
     world.store.clearScript();
     afterDowntime(world, scenario.downtime());
     if (scenario.disk() == DiskFault.FULL) {
-      world.files.budget(FULL_DISK);
+      world.files.budget(fullDisk);
     } else if (scenario.disk() == DiskFault.FLIPPED_BYTE) {
       flipOneByte(world.files, new java.util.Random(scenario.toString().hashCode()));
     }
 
-    RecoveryWorld.Run recovering = world.startThroughCrashes(scenario.killReplayAt(), FaultingFiles.Survival.ALL);
-    boolean mayHaveLost = recovering.replay().mayHaveLost();
-    String replayed = recovering.replay().describe() + " " + recovering.replay();
+    RecoveryWorld.Run recovering = world.startThroughCrashes(scenario.killReplayAt(), FaultingFiles.Survival.ALL,
+      verticlesAfter);
+    boolean mayHaveLost = recovering.replays().stream().anyMatch(ReplayReport::mayHaveLost);
+    String replayed = recovering.replays().stream().map(report -> report.describe() + " " + report).toList()
+      .toString();
     // late copies of the dead run's attempts reach the database while the next run replays
     while (recovering.onLoop(() -> releaseOne(world.store))) {
       // each held attempt lands now
@@ -188,7 +224,7 @@ class RecoveryPropertiesTest {
     if (scenario.killReplayAt() > 0) {
       recovering.dieAtTheKillStatement();
       world.crash(FaultingFiles.Survival.ALL);
-      recovering = world.start(0);
+      recovering = world.start(0, verticlesAfter);
     }
     recovering.awaitReplayed();
     recovering.drainAndStop();
@@ -234,15 +270,18 @@ class RecoveryPropertiesTest {
       .forEach(kind -> coverage.check(kind).count(n -> n >= DRAWN_AT_LEAST)));
   }
 
-  private static void play(RecoveryWorld world, RecoveryWorld.Run run, List<Op> ops) {
-    for (Op op : ops) {
+  private static void play(RecoveryWorld world, RecoveryWorld.Run run, List<Op> ops, long verticleBits,
+                           int verticles) {
+    for (int i = 0; i < ops.size(); i++) {
+      Op op = ops.get(i);
+      int verticle = (int) (verticleBits >>> i & 1) % verticles;
       if (run.killed()) {
         return;
       }
       if (op instanceof Accept accept) {
-        run.send(increments(accept.ids(), 1), AckMode.ACCEPTED);
+        run.send(increments(accept.ids(), 1), AckMode.ACCEPTED, verticle);
       } else if (op instanceof Commit commit) {
-        run.send(increments(commit.ids(), commit.delta()), AckMode.COMMIT);
+        run.send(increments(commit.ids(), commit.delta()), AckMode.COMMIT, verticle);
       } else if (op instanceof Fault fault) {
         run.onLoop(() -> world.store.then(switch (fault.kind()) {
           case LOSE_ANSWER_AFTER_COMMIT -> new ScriptedStore.CommitThenLoseAnswer();
@@ -256,7 +295,7 @@ class RecoveryPropertiesTest {
     run.pass(5);
   }
 
-  /** The replay's segment, the reserve (4 segments), the restart room and one spare of 64 KiB: no more. */
+  /** Per stream: the replay's segment, the reserve (4 segments), the restart room and one spare of 64 KiB: no more. */
   private static final long FULL_DISK = 448 * 1024;
 
   /** One byte of a written segment, past its header, flipped on the disk (bit rot while the gateway is down). */

@@ -314,22 +314,13 @@ final class RecoveryWorld {
     final KillableStore database;
     /** The journal's disk as this run sees it. */
     final FaultingFiles disk = files;
-    /** What readiness would be made of: here, whether the replay's flushes are settled. */
-    private boolean replaying;
-    private final WriterHealth health = new WriterHealth() {
-      @Override
-      public void writerFailing(boolean failing) {
-      }
-
-      @Override
-      public void writerShedding(boolean shedding) {
-      }
-
-      @Override
-      public void writerReplaying(boolean nowReplaying) {
-        replaying = nowReplaying;
-      }
-    };
+    /**
+     * The run's ingest verticles, each with its own journal stream, coalescer and write path; all of them on the one
+     * loop, so that their appends interleave as two event loops' would, and a crash point falls between any two of
+     * their frames.
+     */
+    final List<Verticle> verticles = new ArrayList<>();
+    /** The first verticle's (the only one of a run with one). */
     final Journal journal;
     final Coalescer coalescer;
     final WritePath writes;
@@ -343,27 +334,85 @@ final class RecoveryWorld {
 
     final GatewayConfig config = RecoveryWorld.this.config;
 
-    Run(long killAtStatement) {
-      database = new KillableStore(store, killAtStatement);
-      database.onKill = () -> die(Death.AT_A_STATEMENT);
-      // a failed open (a crash while it replays) closes its own workers
-      journal = await(EventLoop.call(loop, () -> Journal.open(vertx, timers, config.getJournal(), disk,
-        io.countergateway.internal.write.journal.JournalTarget.tableOnly(TABLE), 0, 1,
-        full -> { })));
-      coalescer = EventLoop.call(loop, () -> {
-        Coalescer c = new Coalescer(vertx, database, config, health, 0, () -> 0, timers::nanoTime, journal,
-          timers::currentTimeMillis, FlushSources.TICK_MS, timers);
-        c.restore(journal.recovered());
-        c.start();
-        return c;
-      });
-      writes = EventLoop.call(loop, () -> new WritePath(coalescer, new IdempotentIncrements(vertx, config,
-        new KeysInFlight(), new SimpleMeterRegistry(), NO_KEYS, timers::currentTimeMillis),
-        (type, id) -> Future.succeededFuture(), database, new NamespaceTally()));
+    /** One ingest verticle of the run: what one event loop of a gateway process runs. */
+    final class Verticle {
+      final Journal journal;
+      final Coalescer coalescer;
+      final WritePath writes;
+      /** What readiness would be made of: here, whether the replay's flushes are settled. */
+      private boolean replaying;
+
+      Verticle(int index, Journal journal) {
+        this.journal = journal;
+        WriterHealth health = new WriterHealth() {
+          @Override
+          public void writerFailing(boolean failing) {
+          }
+
+          @Override
+          public void writerShedding(boolean shedding) {
+          }
+
+          @Override
+          public void writerReplaying(boolean nowReplaying) {
+            replaying = nowReplaying;
+          }
+        };
+        coalescer = EventLoop.call(loop, () -> {
+          Coalescer c = new Coalescer(vertx, database, config, health, index, () -> 0, timers::nanoTime, journal,
+            timers::currentTimeMillis, FlushSources.TICK_MS, timers);
+          c.restore(journal.recovered());
+          c.start();
+          return c;
+        });
+        writes = EventLoop.call(loop, () -> new WritePath(coalescer, new IdempotentIncrements(vertx, config,
+          new KeysInFlight(), new SimpleMeterRegistry(), NO_KEYS, timers::currentTimeMillis),
+          (type, id) -> Future.succeededFuture(), database, new NamespaceTally()));
+      }
     }
 
-    /** Sends one request; its answer goes to the ledger when it comes. */
+    Run(long killAtStatement) {
+      this(killAtStatement, 1);
+    }
+
+    /**
+     * A run of {@code verticleCount} ingest verticles: every journal is opened (replayed) before any coalescer starts,
+     * so a kill at a statement never falls between two opens; a crash while one opens lets the opened ones go.
+     */
+    Run(long killAtStatement, int verticleCount) {
+      database = new KillableStore(store, killAtStatement);
+      database.onKill = () -> die(Death.AT_A_STATEMENT);
+      List<Journal> journals = new ArrayList<>();
+      try {
+        for (int index = 0; index < verticleCount; index++) {
+          int opened = index;
+          // a failed open (a crash while it replays) closes its own workers
+          journals.add(await(EventLoop.call(loop, () -> Journal.open(vertx, timers, config.getJournal(), disk,
+            io.countergateway.internal.write.journal.JournalTarget.tableOnly(TABLE), opened, verticleCount,
+            full -> { }))));
+        }
+      } catch (IllegalStateException startFailed) {
+        for (Journal opened : journals) {
+          closeOnCrashedDisk(opened);
+        }
+        throw startFailed;
+      }
+      for (int index = 0; index < verticleCount; index++) {
+        verticles.add(new Verticle(index, journals.get(index)));
+      }
+      journal = verticles.get(0).journal;
+      coalescer = verticles.get(0).coalescer;
+      writes = verticles.get(0).writes;
+    }
+
+    /** Sends one request to the first verticle; its answer goes to the ledger when it comes. */
     void send(List<Increment> increments, AckMode ack) {
+      send(increments, ack, 0);
+    }
+
+    /** Sends one request to verticle {@code index}; its answer goes to the ledger when it comes. */
+    void send(List<Increment> increments, AckMode ack, int index) {
+      WritePath writes = verticles.get(index).writes;
       Sent sent = new Sent(increments, ack);
       onLoop(() -> {
         if (death != null) {
@@ -385,9 +434,14 @@ final class RecoveryWorld {
       });
     }
 
-    /** What the replay at this run's start skipped or set aside. */
+    /** What the replay at this run's start skipped or set aside (the first verticle's). */
     io.countergateway.internal.write.journal.ReplayReport replay() {
       return journal.recovered().replay();
+    }
+
+    /** What every verticle's replay at this run's start skipped or set aside. */
+    List<io.countergateway.internal.write.journal.ReplayReport> replays() {
+      return verticles.stream().map(verticle -> verticle.journal.recovered().replay()).toList();
     }
 
     /** How it died: at its kill statement, at a file operation (its disk crashed), or killed after its workload. */
@@ -443,8 +497,14 @@ final class RecoveryWorld {
     }
 
     private void letGo() {
+      for (Verticle verticle : verticles) {
+        closeOnCrashedDisk(verticle.journal);
+      }
+    }
+
+    private void closeOnCrashedDisk(Journal opened) {
       try {
-        await(onLoop(() -> journal.close(false)));
+        await(onLoop(() -> opened.close(false)));
       } catch (IllegalStateException closedOnACrashedDisk) {
         // the workers are closed all the same
       }
@@ -552,19 +612,22 @@ final class RecoveryWorld {
 
     /** A graceful stop with the database healthy: everything pending is written, every request answered. */
     void drainAndStop() {
-      Future<Void> drained = onLoop(writes::drain);
+      Future<Void> drained = onLoop(() -> Future.all(verticles.stream().map(verticle -> verticle.writes.drain())
+        .toList()).<Void>mapEmpty());
       runUntil("drained", drained::isComplete);
       await(drained);
       runUntil("every request answered after a drain", unanswered::isEmpty);
-      Future<Void> closed = onLoop(writes::close);
+      Future<Void> closed = onLoop(() -> Future.all(verticles.stream().map(verticle -> verticle.writes.close())
+        .toList()).<Void>mapEmpty());
       runUntil("stopped", closed::isComplete);
       await(closed);
       onLoop(() -> millis = timers.currentTimeMillis());
     }
 
-    /** Waits until the replay's flushes are settled (readiness would wait for them). */
+    /** Waits until every verticle's replayed flushes are settled (readiness would wait for them). */
     void awaitReplayed() {
-      runUntil("replayed", () -> !replaying); // the drain after it says what is not settled
+      // the drain after it says what is not settled
+      runUntil("replayed", () -> verticles.stream().noneMatch(verticle -> verticle.replaying));
     }
   }
 
@@ -572,14 +635,24 @@ final class RecoveryWorld {
     return new Run(killAtStatement);
   }
 
+  /** A run of {@code verticles} ingest verticles. */
+  Run start(long killAtStatement, int verticles) {
+    return new Run(killAtStatement, verticles);
+  }
+
   /**
    * A run, started again after every crash its start meets (a kill -9 while it opens its journal); every start must
    * finish once the disk stops crashing.
    */
   Run startThroughCrashes(long killAtStatement, FaultingFiles.Survival survival) {
+    return startThroughCrashes(killAtStatement, survival, 1);
+  }
+
+  /** {@link #startThroughCrashes(long, FaultingFiles.Survival)} of a run of {@code verticles} ingest verticles. */
+  Run startThroughCrashes(long killAtStatement, FaultingFiles.Survival survival, int verticles) {
     while (true) {
       try {
-        return start(killAtStatement);
+        return start(killAtStatement, verticles);
       } catch (IllegalStateException startFailed) {
         if (!files.crashed()) {
           throw startFailed;
