@@ -154,8 +154,11 @@ class RecoveryPropertiesTest {
       .as(TwoVerticles::new);
   }
 
-  /** 100 tries: every kind is drawn at least {@link #DRAWN_AT_LEAST} times, in a few seconds. */
-  @Property(tries = 100, shrinking = ShrinkingMode.BOUNDED)
+  /**
+   * 150 tries, a few seconds: every kind is drawn at least {@link #TWO_VERTICLES_DRAWN_AT_LEAST} times (the rarest, a
+   * replay not killed, about 11 times on average: fewer than 2 in about one run of 8,000).
+   */
+  @Property(tries = 150, shrinking = ShrinkingMode.BOUNDED)
   @Label("two verticles appending interleaved, a kill or crash between any two of their frames: every answered "
     + "increment counted once")
   void twoVerticlesKilledAnywhere(@ForAll("twoVerticles") TwoVerticles two) {
@@ -237,7 +240,7 @@ class RecoveryPropertiesTest {
     Statistics.label("replay killed").collect(scenario.killReplayAt() > 0);
     Statistics.label("outcomes").collect(verdict.unknown > 0 ? "some unknown" : "all answered");
     Statistics.label("downtime").collect(scenario.downtime());
-    everyKindDrawn();
+    everyKindDrawn(verticles == 1 ? DRAWN_AT_LEAST : TWO_VERTICLES_DRAWN_AT_LEAST);
     assertThat(verdict.overCounted).as("%s: counted twice or counted though refused: %s; the replay: %s",
       verdict.summary(), verdict.violations, replayed).isZero();
     // what these cost is reported, never counted twice (docs/guarantees.md): a source gone with its ids, damaged
@@ -255,19 +258,21 @@ class RecoveryPropertiesTest {
    * least one in a shorter run).
    */
   private static final int DRAWN_AT_LEAST = Math.max(1, 5 * TRIES_THIS_RUN / TRIES);
+  /** The same for the two verticles' property, of fewer tries. */
+  private static final int TWO_VERTICLES_DRAWN_AT_LEAST = 2;
 
   /** Every kind of kill, crash, disk fault, downtime and replay was tried often enough in this run. */
-  private static void everyKindDrawn() {
+  private static void everyKindDrawn(int drawnAtLeast) {
     Statistics.label("killed").coverage(coverage -> List.of("at a file operation", "at a statement", "after the workload")
-      .forEach(kind -> coverage.check(kind).count(n -> n >= DRAWN_AT_LEAST)));
+      .forEach(kind -> coverage.check(kind).count(n -> n >= drawnAtLeast)));
     Statistics.label("disk").coverage(coverage -> List.of("machine crash", "process crash")
-      .forEach(kind -> coverage.check(kind).count(n -> n >= DRAWN_AT_LEAST)));
+      .forEach(kind -> coverage.check(kind).count(n -> n >= drawnAtLeast)));
     Statistics.label("disk fault").coverage(coverage -> List.of(DiskFault.values())
-      .forEach(kind -> coverage.check(kind).count(n -> n >= DRAWN_AT_LEAST)));
+      .forEach(kind -> coverage.check(kind).count(n -> n >= drawnAtLeast)));
     Statistics.label("replay killed").coverage(coverage -> List.of(true, false)
-      .forEach(kind -> coverage.check(kind).count(n -> n >= DRAWN_AT_LEAST)));
+      .forEach(kind -> coverage.check(kind).count(n -> n >= drawnAtLeast)));
     Statistics.label("downtime").coverage(coverage -> List.of(Downtime.values())
-      .forEach(kind -> coverage.check(kind).count(n -> n >= DRAWN_AT_LEAST)));
+      .forEach(kind -> coverage.check(kind).count(n -> n >= drawnAtLeast)));
   }
 
   private static void play(RecoveryWorld world, RecoveryWorld.Run run, List<Op> ops, long verticleBits,
