@@ -10,6 +10,7 @@ import io.countergateway.config.GatewayConfig;
 import io.countergateway.config.NamespaceOptions;
 import io.countergateway.config.TrustedProxies;
 import io.countergateway.internal.model.ApiError;
+import io.countergateway.internal.model.CounterKey;
 import io.countergateway.internal.model.Increment;
 import io.countergateway.internal.model.IncrementBatch;
 import io.countergateway.internal.model.IncrementRules;
@@ -356,9 +357,9 @@ final class IncrementRoutes {
     beaconFilter.counted(namespace, verdict);
     if (uniques != null && namespace.isUnique()) {
       String userAgent = request.getHeader("User-Agent");
-      uniques.record(verdict.increment().key(), client, userAgent);
-      // the site's distinct visitors: a visitor of two pages is one visitor of the site
-      uniques.record(VisitDimensions.siteKey(namespace, verdict.increment().key().bucket()), client, userAgent);
+      // the site's distinct visitors beside the page's: a visitor of two pages is one visitor of the site
+      CounterKey page = verdict.increment().key();
+      uniques.record(page, VisitDimensions.siteKey(namespace, page.bucket()), client, userAgent);
     }
     door.answer(request, null, verdict.folded());
   }

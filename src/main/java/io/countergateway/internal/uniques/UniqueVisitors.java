@@ -18,10 +18,6 @@ import org.apache.datasketches.hll.HllSketch;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import javax.crypto.Mac;
-import javax.crypto.spec.SecretKeySpec;
-import java.nio.charset.StandardCharsets;
-import java.security.GeneralSecurityException;
 import java.security.SecureRandom;
 import java.time.Clock;
 import java.util.ArrayList;
@@ -64,7 +60,10 @@ public final class UniqueVisitors {
   private final IntSupplier lane;
   private final Thread eventLoop;
   /** The keyed hash of each day whose salt this verticle has (at most today and yesterday), or is fetching. */
-  private final Map<Long, Future<Mac>> hashByDay = new HashMap<>();
+  private final Map<Long, Future<VisitorHash>> hashByDay = new HashMap<>();
+  /** The latest day whose hash is ready, and that hash: a beacon of that day is hashed at once, with no lookup. */
+  private long readyDay = Long.MIN_VALUE;
+  private VisitorHash readyHash;
   private LinkedHashMap<CounterKey, HllSketch> pending = accessOrdered();
   /** Least recently used sketches pushed out of a full {@link #pending}, merged by the next flush. */
   private LinkedHashMap<CounterKey, HllSketch> setAside = new LinkedHashMap<>();
@@ -106,60 +105,61 @@ public final class UniqueVisitors {
     timerId = vertx.setPeriodic(options.getFlushIntervalMs(), id -> flush());
   }
 
-  /** A counted beacon of a {@code unique: true} namespace, by the visitor at {@code address} with {@code userAgent}. */
-  public void record(CounterKey key, String address, String userAgent) {
+  /**
+   * A counted beacon of a {@code unique: true} namespace, by the visitor at {@code address} with {@code userAgent}: one
+   * visitor of its page ({@code page}) and of its site ({@code site}, the page's bucket of the site total). Each
+   * sketch gets the visitor's value for its own record type, as a beacon of either alone would give it.
+   */
+  public void record(CounterKey page, CounterKey site, String address, String userAgent) {
     if (Thread.currentThread() != eventLoop) {
       throw new IllegalStateException("unique visitors must be recorded on the event loop of the verticle that created them");
     }
     if (drained != null) {
       return;
     }
-    long day = Math.floorDiv(clock.instant().getEpochSecond(), SECONDS_PER_DAY);
-    byte[] visitor = (address + '\0' + (userAgent == null ? "" : userAgent) + '\0' + key.type())
-      .getBytes(StandardCharsets.UTF_8);
+    long day = Math.floorDiv(clock.millis(), SECONDS_PER_DAY * 1000);
+    byte[] visitor = VisitorHash.visitor(address, userAgent);
+    if (day == readyDay) {
+      add(page, site, readyHash, visitor);
+      return;
+    }
     hashOf(day).onComplete(hash -> {
       if (hash.succeeded()) {
-        add(key, firstLong(hash.result().doFinal(visitor)));
+        add(page, site, hash.result(), visitor);
       } else {
-        droppedNoSalt.increment();
+        droppedNoSalt.increment(2);
       }
     });
   }
 
-  private Future<Mac> hashOf(long day) {
-    Future<Mac> known = hashByDay.get(day);
+  private void add(CounterKey page, CounterKey site, VisitorHash hash, byte[] visitor) {
+    add(page, hash.of(visitor, page.type()));
+    add(site, hash.of(visitor, site.type()));
+  }
+
+  private Future<VisitorHash> hashOf(long day) {
+    Future<VisitorHash> known = hashByDay.get(day);
     if (known != null) {
       return known;
     }
     hashByDay.keySet().removeIf(other -> other < day - 1);
     byte[] candidate = new byte[SALT_BYTES];
     RANDOM.nextBytes(candidate);
-    Future<Mac> fetched = store.salt(day, candidate).map(UniqueVisitors::keyedHash);
+    Future<VisitorHash> fetched = store.salt(day, candidate).map(VisitorHash::new);
     hashByDay.put(day, fetched);
+    fetched.onSuccess(hash -> {
+      // a later day's hash stays ready while a beacon stamped the day before (a clock stepped back) fetches its own
+      if (day >= readyDay && hashByDay.get(day) == fetched) {
+        readyDay = day;
+        readyHash = hash;
+      }
+    });
     fetched.onFailure(e -> {
       // the visits of this moment go uncounted as visitors; the next one asks the database again
       hashByDay.remove(day, fetched);
       LOG.warn("could not get the visitor salt of day {}: {}", day, e.toString());
     });
     return fetched;
-  }
-
-  private static Mac keyedHash(byte[] salt) {
-    try {
-      Mac mac = Mac.getInstance("HmacSHA256");
-      mac.init(new SecretKeySpec(salt, "HmacSHA256"));
-      return mac;
-    } catch (GeneralSecurityException e) {
-      throw new IllegalStateException("HmacSHA256 is part of every Java runtime", e);
-    }
-  }
-
-  private static long firstLong(byte[] digest) {
-    long value = 0;
-    for (int i = 0; i < Long.BYTES; i++) {
-      value = (value << 8) | (digest[i] & 0xFF);
-    }
-    return value;
   }
 
   private void add(CounterKey key, long visitor) {
