@@ -1,6 +1,5 @@
 package io.countergateway.internal.write;
 
-import io.countergateway.testing.TestBounds;
 import io.countergateway.internal.store.Flush;
 import io.countergateway.internal.store.FlushId;
 import io.countergateway.internal.store.FlushRow;
@@ -17,6 +16,7 @@ import io.countergateway.testing.SettableClock;
 import io.countergateway.testing.ScriptedStore.CommitThenLoseAnswer;
 import io.countergateway.testing.ScriptedStore.Fail;
 import io.countergateway.testing.ScriptedStore.Hold;
+import io.countergateway.testing.TestBounds;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;

@@ -1,6 +1,5 @@
 package io.countergateway.internal.write;
 
-import io.countergateway.testing.TestBounds;
 import io.countergateway.config.BatchingOptions;
 import io.countergateway.config.GatewayConfig;
 import io.countergateway.internal.model.ApiError;
@@ -22,6 +21,7 @@ import io.countergateway.testing.ScriptedStore.FailBeforeSending;
 import io.countergateway.testing.ScriptedStore.Hold;
 import io.countergateway.testing.ScriptedStore.Meanwhile;
 import io.countergateway.testing.ScriptedStore.ReleaseThenFail;
+import io.countergateway.testing.TestBounds;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;

@@ -1,6 +1,5 @@
 package io.countergateway.internal.write;
 
-import io.countergateway.testing.TestBounds;
 import io.countergateway.internal.model.CounterKey;
 import io.countergateway.internal.store.Flush;
 import io.countergateway.internal.store.FlushId;
@@ -8,6 +7,7 @@ import io.countergateway.internal.store.FlushRow;
 import io.countergateway.internal.store.FlushSourceRow;
 import io.countergateway.internal.store.FlushSourceStatements;
 import io.countergateway.testing.EventLoop;
+import io.countergateway.testing.TestBounds;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;

@@ -1,6 +1,5 @@
 package io.countergateway.internal.write;
 
-import io.countergateway.testing.TestBounds;
 import io.countergateway.config.GatewayConfig;
 import io.countergateway.config.MemoryBounds.Bound;
 import io.countergateway.internal.model.ApiError;
@@ -11,6 +10,7 @@ import io.countergateway.internal.store.KeyedWrites;
 import io.countergateway.testing.EventLoop;
 import io.countergateway.testing.PinnedBounds;
 import io.countergateway.testing.ScriptedStore;
+import io.countergateway.testing.TestBounds;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.vertx.core.Context;
 import io.vertx.core.Future;

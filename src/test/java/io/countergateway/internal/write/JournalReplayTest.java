@@ -1,6 +1,5 @@
 package io.countergateway.internal.write;
 
-import io.countergateway.testing.TestBounds;
 import io.countergateway.config.GatewayConfig;
 import io.countergateway.internal.model.ApiError;
 import io.countergateway.internal.model.CounterKey;
@@ -12,6 +11,7 @@ import io.countergateway.testing.ScriptedStore;
 import io.countergateway.internal.write.journal.Journal;
 import io.countergateway.internal.write.journal.JournalFiles;
 import io.countergateway.internal.write.journal.JournalTarget;
+import io.countergateway.testing.TestBounds;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;

@@ -1,6 +1,5 @@
 package io.countergateway.internal.write;
 
-import io.countergateway.testing.TestBounds;
 import io.countergateway.config.GatewayConfig;
 import io.countergateway.internal.model.ApiError;
 import io.countergateway.internal.model.CounterKey;
@@ -10,6 +9,7 @@ import io.countergateway.testing.EventLoop;
 import io.countergateway.testing.ScriptedStore;
 import io.countergateway.testing.ScriptedStore.Hold;
 import io.countergateway.testing.SettableClock;
+import io.countergateway.testing.TestBounds;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.vertx.core.Context;
 import io.vertx.core.Future;

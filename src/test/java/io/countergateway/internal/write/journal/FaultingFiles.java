@@ -1,6 +1,7 @@
 package io.countergateway.internal.write.journal;
 
 import io.countergateway.testing.TestBounds;
+
 import java.io.Closeable;
 import java.io.IOException;
 import java.nio.ByteBuffer;

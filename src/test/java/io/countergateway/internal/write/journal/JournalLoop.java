@@ -1,12 +1,12 @@
 package io.countergateway.internal.write.journal;
 
-import io.countergateway.testing.TestBounds;
 import io.countergateway.config.JournalOptions;
 import io.countergateway.internal.model.ApiError;
 import io.countergateway.internal.model.CounterKey;
 import io.countergateway.internal.model.Increment;
 import io.countergateway.testing.EventLoop;
 import io.countergateway.testing.Eventually;
+import io.countergateway.testing.TestBounds;
 import io.countergateway.testing.VirtualTimers;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
