@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The write-ahead journal's cost: beacons and ack=accepted at 64 connections with the journal off, fsync always and
 # fsync everyMs, beside the plain Vert.x 204 server, in alternating rounds of one build (the modes are CG_JOURNAL_*
-# overrides). Prints req/s and p99 per round, the ratios to "off", the journal's fsync quantiles and bytes per
+# overrides). Prints req/s and p99 per round, the ratios to "off", each round's group commit (increments per fsync:
+# the gateway's increments taken over its fsyncs, every verticle's), the journal's fsync quantiles and bytes per
 # increment read from /metrics, and checks each mode's table SUM against what it acknowledged.
 #
 #   src/bench/wrk/compare-journal.sh [GATEWAY.jar]
@@ -56,8 +57,9 @@ run() { # run NAME WORKLOAD ROUND
   # shellcheck disable=SC2046
   wrk -t"$THREADS" -c"$C" -d"$DURATION" --latency -H "User-Agent: $UA" $(args "$2") >"$OUT/$1-$2-$3.txt" 2>&1
 }
-metric() { # metric NAME → the sum over its series in the last /metrics scrape of the mode
-  awk -v n="$2" 'index($0, n"{") == 1 || index($0, n" ") == 1 {s += $NF} END {printf "%.6f", s}' "$OUT/$1-metrics.txt"
+metric() { # metric MODE NAME [ROUND] → the sum over its series in the mode's /metrics scrape (of ROUND, else the last)
+  awk -v n="$2" 'index($0, n"{") == 1 || index($0, n" ") == 1 {s += $NF} END {printf "%.6f", s}' \
+    "$OUT/$1-metrics${3:+-$3}.txt"
 }
 
 declare -A ACKED
@@ -76,6 +78,7 @@ for round in $(seq 1 "$ROUNDS"); do
       ACKED[$mode]=$((ACKED[$mode] + $(requests "$mode-$workload-$round") - $(non2xx "$mode-$workload-$round")))
     done
     curl -s "$G/metrics" >"$OUT/$mode-metrics.txt"
+    cp "$OUT/$mode-metrics.txt" "$OUT/$mode-metrics-$round.txt"
     stop
   done
 done
@@ -94,6 +97,16 @@ for workload in $WORKLOADS; do
   done
 done
 echo
+for mode in $MODES; do
+  [ "$mode" = off ] && continue
+  line="$mode, increments per fsync (group commit) by round:"
+  for round in $(seq 1 "$ROUNDS"); do
+    line="$line $(awk -v t="$(metric "$mode" gateway_increments_taken_total "$round")" \
+      -v f="$(metric "$mode" gateway_journal_fsync_duration_seconds_count "$round")" \
+      'BEGIN {if (f > 0) printf "%.1f", t / f; else printf "-"}')"
+  done
+  echo "$line"
+done
 for mode in $MODES; do
   [ "$mode" = off ] && continue
   count=$(metric "$mode" gateway_journal_fsync_duration_seconds_count)

@@ -2,11 +2,13 @@ package io.countergateway.config;
 
 import io.vertx.core.json.JsonObject;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 
 import static io.countergateway.config.ConfigKey.BOOLEAN;
+import static io.countergateway.config.ConfigKey.DURATION;
 import static io.countergateway.config.ConfigKey.INT;
 import static io.countergateway.config.ConfigKey.LIST;
 import static io.countergateway.config.ConfigKey.Importance.HIGH;
@@ -102,6 +104,19 @@ public final class DatabaseOptions {
       + "`SET` after connecting, as PgBouncer refuses them at start-up); transaction and statement pooling are refused "
       + "at start (see *Poolers*)");
 
+  /**
+   * Off by default: it costs one statement per coalescer every 100 ms and holds each flush (in memory and in the journal)
+   * until the standbys have it, and without standbys it changes nothing.
+   */
+  public static final ConfigKey<Boolean> KEEP_UNTIL_REPLICATED = KEYS.define("keepUntilReplicated", MEDIUM, BOOLEAN,
+    false, any(), "PostgreSQL with asynchronous standbys: keep every committed flush (in memory and its journal "
+      + "frames) until each standby has flushed its commit, and after a failover write again under the same flush id "
+      + "what the promoted server lacks (see *Replicated databases*)");
+  public static final ConfigKey<Duration> REPLICATION_LAG_MAX = KEYS.define("replicationLagMax", LOW, DURATION,
+    Duration.ofSeconds(30), between(Duration.ofSeconds(1), Duration.ofHours(1)), "with `keepUntilReplicated`: a "
+      + "committed flush the standbys have not had for this long refuses new increments 503 `replication_lag` "
+      + "(readiness 503) until they catch up");
+
   private final Kind kind;
   private final String host;
   private final int port;
@@ -122,10 +137,13 @@ public final class DatabaseOptions {
    * replication set-up (docs/guarantees.md "Replicated databases: what a failover keeps"); null keeps the server's.
    */
   private final String synchronousCommit;
+  private final boolean keepUntilReplicated;
+  private final long replicationLagMaxMs;
 
   private DatabaseOptions(Kind kind, String host, int port, String name, String user, String password, String table,
                           String dataDir, int readPoolSize, boolean createSchema, SslMode sslMode, String sslCaFile,
-                          Pooler pooler, List<Endpoint> hosts, String synchronousCommit) {
+                          Pooler pooler, List<Endpoint> hosts, String synchronousCommit, boolean keepUntilReplicated,
+                          long replicationLagMaxMs) {
     this.kind = kind;
     this.host = host;
     this.port = port;
@@ -141,6 +159,8 @@ public final class DatabaseOptions {
     this.pooler = pooler;
     this.hosts = List.copyOf(hosts);
     this.synchronousCommit = synchronousCommit;
+    this.keepUntilReplicated = keepUntilReplicated;
+    this.replicationLagMaxMs = replicationLagMaxMs;
   }
 
   static DatabaseOptions from(ConfigSection section) {
@@ -180,12 +200,17 @@ public final class DatabaseOptions {
           + "every server with its port");
       }
     }
+    if (section.get(KEEP_UNTIL_REPLICATED) && kind == Kind.MYSQL) {
+      throw new ConfigException(section.key(KEEP_UNTIL_REPLICATED), "must be false with database.kind mysql: it reads "
+        + "PostgreSQL's WAL positions; MySQL / MariaDB keep every answered increment through a failover with "
+        + "semi-synchronous replication or Galera (docs/guarantees.md)");
+    }
     String host = hosts.isEmpty() ? section.get(HOST) : hosts.get(0).host();
     int port = hosts.isEmpty() ? section.get(PORT, defaultPort) : hosts.get(0).port();
     return new DatabaseOptions(kind, host, port, section.get(NAME),
       section.get(USER, kind == Kind.MYSQL ? "root" : "postgres"), Secrets.resolve(section, PASSWORD, PASSWORD_FILE),
       section.get(TABLE), section.get(DATA_DIR), section.get(READ_POOL_SIZE), section.get(CREATE_SCHEMA), sslMode,
-      caFile, pooler, hosts, null);
+      caFile, pooler, hosts, null, section.get(KEEP_UNTIL_REPLICATED), section.get(REPLICATION_LAG_MAX).toMillis());
   }
 
   /** {@code database.hosts} read: each {@code host:port} once, a port within 1 – 65535. */
@@ -215,13 +240,13 @@ public final class DatabaseOptions {
   /** A copy reaching the server at another endpoint: the embedded database's, known once it has started. */
   public DatabaseOptions withEndpoint(String host, int port, String user, String password) {
     return new DatabaseOptions(kind, host, port, name, user, password, table, dataDir, readPoolSize, createSchema,
-      sslMode, sslCaFile, pooler, List.of(), synchronousCommit);
+      sslMode, sslCaFile, pooler, List.of(), synchronousCommit, keepUntilReplicated, replicationLagMaxMs);
   }
 
   /** A copy whose PostgreSQL sessions commit at {@code level} ({@code synchronous_commit}; null: the server's). */
   public DatabaseOptions withSynchronousCommit(String level) {
     return new DatabaseOptions(kind, host, port, name, user, password, table, dataDir, readPoolSize, createSchema,
-      sslMode, sslCaFile, pooler, hosts, level);
+      sslMode, sslCaFile, pooler, hosts, level, keepUntilReplicated, replicationLagMaxMs);
   }
 
   public boolean isPostgres() {
@@ -301,6 +326,16 @@ public final class DatabaseOptions {
   /** The {@code synchronous_commit} of the gateway's PostgreSQL sessions; null keeps the server's. */
   public String getSynchronousCommit() {
     return synchronousCommit;
+  }
+
+  /** {@code database.keepUntilReplicated}: flushes are held until every standby has flushed their commits. */
+  public boolean isKeepUntilReplicated() {
+    return keepUntilReplicated;
+  }
+
+  /** {@code database.replicationLagMax}: how long a committed flush may wait for the standbys before intake stops. */
+  public long getReplicationLagMaxMs() {
+    return replicationLagMaxMs;
   }
 
   @Override

@@ -22,8 +22,8 @@ import static io.countergateway.faults.Faults.await;
  * @param answeredAfter requests sent after the failover and answered 200 or 202: the gateway found the new server
  */
 record FailoverUnderLoad(Ledger.Verdict ledger, List<IncrementLoad.Outcome> outcomes, long answeredAfter) {
-  private static final int CLIENTS = 16;
-  private static final int ACCEPTED_CLIENTS = 4;
+  static final int CLIENTS = 16;
+  static final int ACCEPTED_CLIENTS = 4;
 
   /** What is done to the servers while the load runs; {@code load} paces it. Blocking. */
   interface Failover {

@@ -23,7 +23,7 @@ public final class EventLoop {
       }
     });
     try {
-      return result.get(20, TimeUnit.SECONDS);
+      return result.get(TestBounds.millis(20), TimeUnit.MILLISECONDS);
     } catch (ExecutionException e) {
       throw e.getCause() instanceof RuntimeException r ? r : new IllegalStateException(e.getCause());
     } catch (Exception e) {

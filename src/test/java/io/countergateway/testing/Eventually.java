@@ -14,7 +14,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * failing test (a passing one goes on as soon as the condition holds).
  */
 public final class Eventually {
-  /** Long enough for a loaded machine; only a failing test waits it out. */
+  /** Long enough for a loaded machine; only a failing test waits it out ({@link TestBounds} scales it). */
   public static final Duration WITHIN = Duration.ofSeconds(10);
   private static final long MAX_POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
 
@@ -43,12 +43,12 @@ public final class Eventually {
 
   /** {@link #until(String, BooleanSupplier)} up to {@code within}. */
   public static void until(String what, BooleanSupplier condition, Duration within) {
-    assertThat(poll(condition, within)).as("waited %s for %s", within, what).isTrue();
+    assertThat(poll(condition, within)).as("waited %s for %s", TestBounds.of(within), what).isTrue();
   }
 
   /** Whether {@code condition} held before {@code within} passed. */
   private static boolean poll(BooleanSupplier condition, Duration within) {
-    long deadline = System.nanoTime() + within.toNanos();
+    long deadline = System.nanoTime() + TestBounds.of(within).toNanos();
     long pollNanos = TimeUnit.MILLISECONDS.toNanos(1);
     while (!condition.getAsBoolean()) {
       if (System.nanoTime() - deadline > 0) {

@@ -5,6 +5,7 @@ import io.countergateway.internal.store.FlushId;
 import io.countergateway.internal.store.FlushRow;
 import io.countergateway.internal.store.FlushSourceClosedException;
 import io.countergateway.internal.store.FlushSourceRow;
+import io.countergateway.internal.store.ReplicationPosition;
 import io.countergateway.internal.store.StatementNotSentException;
 import io.countergateway.internal.model.CounterKey;
 import io.countergateway.internal.store.CounterStore;
@@ -246,6 +247,8 @@ public final class ScriptedStore implements CounterStore {
     for (FlushRow row : flush.rows()) {
       table.merge(new CounterKey(row.type(), row.id()), BigInteger.valueOf(row.delta()), BigInteger::add);
     }
+    walPosition++;
+    wal.add(new Committed(walPosition, flush));
     return Future.succeededFuture(WriteOutcome.COMMITTED);
   }
 
@@ -368,6 +371,54 @@ public final class ScriptedStore implements CounterStore {
   @Override
   public Future<Integer> pruneFlushIds(int olderThanSeconds) {
     return Future.succeededFuture(0);
+  }
+
+  /** A flush's commit and where it lies in the primary's WAL. */
+  private record Committed(long position, Flush flush) {
+  }
+
+  /** The primary's timeline: a promotion makes a new one. */
+  public long timeline = 1;
+  /** The primary's WAL position: one more with each commit of rows. */
+  public long walPosition;
+  /** The standbys streaming from the primary. */
+  public int standbys = 1;
+  /** How far the standbys have flushed (the lowest of them). */
+  public long standbysFlushed;
+  /** Whether the primary is away: reading positions fails. */
+  public boolean primaryAway;
+  public int positionReads;
+  private final List<Committed> wal = new ArrayList<>();
+
+  @Override
+  public Future<ReplicationPosition> replicationPosition() {
+    positionReads++;
+    if (primaryAway) {
+      return Future.failedFuture(connectionRefused());
+    }
+    return Future.succeededFuture(new ReplicationPosition(timeline, walPosition, standbys, standbysFlushed));
+  }
+
+  /**
+   * The primary is lost and its standby promoted: the commits past {@link #standbysFlushed} are gone (their ids and
+   * rows), the timeline is a new one, and the promoted server has no standby of its own.
+   */
+  public void promoteStandby() {
+    for (Committed committed : wal) {
+      if (committed.position() > standbysFlushed) {
+        String id = committed.flush().id().toString();
+        idTable.remove(id);
+        committedIds.remove(id);
+        for (FlushRow row : committed.flush().rows()) {
+          table.merge(new CounterKey(row.type(), row.id()), BigInteger.valueOf(-row.delta()), BigInteger::add);
+        }
+      }
+    }
+    wal.removeIf(committed -> committed.position() > standbysFlushed);
+    walPosition = standbysFlushed;
+    timeline++;
+    standbys = 0;
+    primaryAway = false;
   }
 
   @Override

@@ -105,9 +105,12 @@ public final class StreamingPostgres implements AutoCloseable {
     run(Duration.ofSeconds(30), "pg_ctl", "stop", "-D", data("primary"), "-m", "immediate");
   }
 
-  /** {@code pg_ctl promote}, waiting until the standby takes writes. */
+  /**
+   * {@code pg_ctl promote}, waiting until the standby takes writes: up to pg_ctl's own 60 s, and a margin past it, as a
+   * machine loaded by other builds can take tens of seconds to end a standby's recovery.
+   */
   public void promoteStandby() {
-    run(Duration.ofSeconds(30), "pg_ctl", "promote", "-w", "-D", data("standby"));
+    run(Duration.ofSeconds(90), "pg_ctl", "promote", "-w", "-D", data("standby"));
   }
 
   /** SIGSTOP to the standby's WAL receiver: the link stalls, the primary goes on committing without it. */

@@ -159,7 +159,7 @@ public final class VirtualTimers implements Timers {
       }
     });
     try {
-      ran.get(20, TimeUnit.SECONDS);
+      ran.get(TestBounds.millis(20), TimeUnit.MILLISECONDS);
     } catch (ExecutionException e) {
       throw e.getCause() instanceof RuntimeException r ? r : new IllegalStateException(e.getCause());
     } catch (Exception e) {

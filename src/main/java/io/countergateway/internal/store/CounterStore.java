@@ -70,6 +70,14 @@ public interface CounterStore extends FlushStatements, FlushSourceStatements {
    */
   Future<Integer> pruneFlushIds(int olderThanSeconds);
 
+  /**
+   * The primary's timeline and WAL insert position and the lowest position its standbys flushed, in one statement
+   * (PostgreSQL only: {@code database.keepUntilReplicated}). Fails on a server in recovery.
+   */
+  default Future<ReplicationPosition> replicationPosition() {
+    return Future.failedFuture(new UnsupportedOperationException("replication positions"));
+  }
+
   /** A cheap round trip, for readiness. */
   Future<Void> ping();
 

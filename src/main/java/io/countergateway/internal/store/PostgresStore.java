@@ -140,6 +140,29 @@ final class PostgresStore extends PooledCounterStore {
       .map(PooledCounterStore::firstColumn));
   }
 
+  /**
+   * The insert position is read after every COMMIT the caller saw return, so it is at or past their commit records; the
+   * timeline is the one the server inserts WAL on (the first 8 hex digits of its WAL file's name). A standby counts
+   * while it streams physically ({@code state} streaming): one still catching up after it connected (a new standby far
+   * behind, one back from a break) is no failover target yet and is not waited for, though a known one missing
+   * holds releases ({@code write/ReplicatedRelease}); walsenders of logical slots are left out; one that has not
+   * reported a flush position reads as 0, so nothing is taken for replicated to it.
+   */
+  @Override
+  public Future<ReplicationPosition> replicationPosition() {
+    return bounded(pool -> pool.query(REPLICATION_POSITION).execute().map(rows -> {
+      var row = rows.iterator().next();
+      return new ReplicationPosition(Long.parseLong(row.getString(0), 16), row.getLong(1), row.getLong(2).intValue(),
+        row.getLong(3));
+    }));
+  }
+
+  static final String REPLICATION_POSITION = "WITH here AS (SELECT pg_current_wal_insert_lsn() AS lsn), "
+    + "standbys AS (SELECT flush_lsn FROM pg_stat_replication WHERE state = 'streaming' AND pid NOT IN "
+    + "(SELECT active_pid FROM pg_replication_slots WHERE slot_type = 'logical' AND active_pid IS NOT NULL)) "
+    + "SELECT substr(pg_walfile_name(lsn), 1, 8), (lsn - '0/0'::pg_lsn)::bigint, (SELECT count(*) FROM standbys), "
+    + "(SELECT coalesce(min(coalesce(flush_lsn, '0/0'::pg_lsn) - '0/0'::pg_lsn), 0)::bigint FROM standbys) FROM here";
+
   @Override
   public Future<Map<String, BigInteger>> sum(String type, List<String> ids) {
     return bounded(pool -> pool.preparedQuery(sql.sumByIds)

@@ -1,5 +1,7 @@
 package io.countergateway.internal.store;
 
+import io.countergateway.config.ConfigException;
+import io.countergateway.config.DatabaseOptions;
 import io.vertx.core.Future;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
@@ -34,7 +36,12 @@ public record ReplicationSetup(Kind kind, String commitLevel, String line) {
     /** Nothing streams from this server: a failover has nothing to promote. */
     NO_STANDBY,
     /** Standbys stream, but the gateway's user cannot see whether they are synchronous. */
-    UNSEEN
+    UNSEEN,
+    /**
+     * Asynchronous standbys, and the gateway holds each flush until they have it (database.keepUntilReplicated): a
+     * failover loses no 202, nor a 200 while the gateway runs on.
+     */
+    KEPT_UNTIL_REPLICATED
   }
 
   /** The commit levels at which COMMIT waits for a synchronous standby to have flushed it. */
@@ -51,9 +58,19 @@ public record ReplicationSetup(Kind kind, String commitLevel, String line) {
     + "(SELECT count(*) FROM pg_stat_replication WHERE sync_state IN ('sync', 'quorum')), "
     + "(SELECT count(*) FROM pg_stat_replication WHERE sync_state IS NULL)";
 
-  /** Classifies a PostgreSQL primary: its {@code synchronous_commit}, and the standbys streaming from it. */
+  /** {@link #postgres(String, String, long, long, long, boolean)} without database.keepUntilReplicated. */
   public static ReplicationSetup postgres(String synchronousCommit, String standbyNames, long standbys,
                                           long synchronous, long hidden) {
+    return postgres(synchronousCommit, standbyNames, standbys, synchronous, hidden, false);
+  }
+
+  /**
+   * Classifies a PostgreSQL primary: its {@code synchronous_commit}, the standbys streaming from it, and whether the
+   * gateway holds each flush until every standby has it ({@code keep}: database.keepUntilReplicated). With
+   * {@code keep}, standbys the user cannot see are refused naming the key: it would wait for them for ever.
+   */
+  public static ReplicationSetup postgres(String synchronousCommit, String standbyNames, long standbys,
+                                          long synchronous, long hidden, boolean keep) {
     String level = synchronousCommit.trim().toLowerCase(Locale.ROOT);
     boolean named = !standbyNames.isBlank();
     if (synchronous > 0) {
@@ -62,8 +79,14 @@ public record ReplicationSetup(Kind kind, String commitLevel, String line) {
         : "commits wait for them (synchronous_commit " + level + ")";
       return new ReplicationSetup(Kind.NONE_LOST, raise ? "on" : null, "replication: " + synchronous
         + " synchronous standby(s) of " + standbys + ", " + commits + ": a failover to a synchronous standby loses "
-        + "none of the increments answered" + (standbys > synchronous ? "; one to an asynchronous standby can lose "
-        + "those answered in its last moments" : ""));
+        + "none of the increments answered" + (standbys <= synchronous ? "" : keep ? "; one to an asynchronous "
+        + "standby loses none either: " + KEPT : "; one to an asynchronous standby can lose those answered in its last "
+        + "moments"));
+    }
+    if (hidden > 0 && keep) {
+      throw new ConfigException(DatabaseOptions.KEEP_UNTIL_REPLICATED.name(), "needs to see how far each standby "
+        + "has flushed: " + hidden + " standby(s) stream from this server, but database.user cannot see their "
+        + "positions in pg_stat_replication (grant it pg_monitor)");
     }
     if (hidden > 0) {
       return new ReplicationSetup(Kind.UNSEEN, null, "replication: " + standbys + " standby(s) stream "
@@ -71,16 +94,27 @@ public record ReplicationSetup(Kind kind, String commitLevel, String line) {
         + "failover can lose increments answered in its last moments unless synchronous_standby_names ('"
         + standbyNames + "') names the one promoted");
     }
+    if (standbys > 0 && keep) {
+      return new ReplicationSetup(Kind.KEPT_UNTIL_REPLICATED, null, "replication: " + standbys + " asynchronous "
+        + "standby(s): " + KEPT);
+    }
     if (standbys > 0) {
       return new ReplicationSetup(Kind.RECENT_LOST, null, "replication: " + standbys + " asynchronous standby(s): a "
-        + "failover can lose increments answered in its last moments (those the promoted standby had not received); "
-        + "name it in synchronous_standby_names to lose none (docs/guarantees.md)");
+        + "failover can lose increments answered in its last moments (200 and 202 alike: those the promoted standby had "
+        + "not received); name it in synchronous_standby_names, or set database.keepUntilReplicated, to lose none "
+        + "(docs/guarantees.md)");
     }
     return new ReplicationSetup(Kind.NO_STANDBY, null, "replication: no standby streams from this server, so a "
       + "failover has nothing to promote: the increments answered are as safe as this server's disks"
       + (named ? " (synchronous_standby_names is set: commits wait until a standby it names connects)" : "")
-      + (level.equals("off") ? "; at synchronous_commit off a crash can lose the last ones" : ""));
+      + (level.equals("off") ? "; at synchronous_commit off a crash can lose the last ones" : "")
+      + (keep ? "; database.keepUntilReplicated holds flushes for standbys once one streams" : ""));
   }
+
+  /** What database.keepUntilReplicated makes of a failover to an asynchronous standby. */
+  private static final String KEPT = "database.keepUntilReplicated holds each flush until every standby has flushed "
+    + "it, and after a failover writes again, under the same flush ids, what the promoted one lacks: a failover loses "
+    + "no 202, and no 200 while this gateway runs on (a 200 is held in memory, a 202 in the journal)";
 
   /**
    * Classifies a MySQL / MariaDB primary from its global variables and status ({@code SHOW GLOBAL ...}, lower-case
@@ -113,11 +147,11 @@ public record ReplicationSetup(Kind kind, String commitLevel, String line) {
   }
 
   /** Reads the set-up on one connection of {@code pool}. */
-  static Future<ReplicationSetup> read(Pool pool, boolean postgres) {
+  static Future<ReplicationSetup> read(Pool pool, boolean postgres, boolean keep) {
     if (postgres) {
       return pool.query(POSTGRES_QUERY).execute().map(rows -> {
         Row row = rows.iterator().next();
-        return postgres(row.getString(0), row.getString(1), row.getLong(2), row.getLong(3), row.getLong(4));
+        return postgres(row.getString(0), row.getString(1), row.getLong(2), row.getLong(3), row.getLong(4), keep);
       });
     }
     return pool.withConnection(conn -> conn.query("SHOW GLOBAL VARIABLES WHERE Variable_name IN ('wsrep_on', "

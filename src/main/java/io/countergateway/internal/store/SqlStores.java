@@ -230,7 +230,7 @@ public final class SqlStores {
     Pool pool = pool(vertx, options, "start-checks", 1);
     return DatabaseRights.check(pool, options)
       .compose(v -> new SchemaUpgrade(options.isPostgres(), options.getTable()).identity(pool))
-      .compose(id -> ReplicationSetup.read(pool, options.isPostgres()).map(setup -> new Identified(id, setup)))
+      .compose(id -> ReplicationSetup.read(pool, options.isPostgres(), options.isKeepUntilReplicated()).map(setup -> new Identified(id, setup)))
       .compose(identified -> PrimaryTarget.warnIfReadOnlyBypassed(pool, options).map(identified))
       .eventually(pool::close);
   }

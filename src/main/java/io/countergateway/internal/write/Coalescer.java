@@ -141,6 +141,11 @@ public final class Coalescer {
     this.sources = new FlushSources(store, log, instanceIndex, options.flushSourceHeartbeatMs(), millisClock, tickMs,
       timers);
     this.writer = new FlushWriter(vertx, store, sources, log, options, health, this::reslot, nanoClock, timers);
+    writer.onReleased(this::released);
+    if (config.getDatabase().isKeepUntilReplicated() && config.getDatabase().isPostgres()) {
+      writer.keepUntilReplicated(store::replicationPosition, config.getDatabase().getReplicationLagMaxMs(),
+        this::endSheddingIfRoom);
+    }
     this.eventLoop = Thread.currentThread();
     this.timeoutNanos = config.getLimits().getRequestTimeoutMs() * 1_000_000L;
     if (journal != null) {
@@ -163,6 +168,9 @@ public final class Coalescer {
       .description("counters holding a delta not yet in a flush").register(registry);
     Gauge.builder("gateway.waiting.requests", this, c -> c.waiting).tags(tags)
       .description("requests waiting for the commit of their increment").register(registry);
+    Gauge.builder("gateway.flushes.held.replication", writer, FlushWriter::heldForReplicas).tags(tags)
+      .description("committed flushes held until every standby has flushed them (database.keepUntilReplicated)")
+      .register(registry);
     writer.registerMetrics(registry, tags);
   }
 
@@ -320,10 +328,7 @@ public final class Coalescer {
       jobs.add(job);
       inFlight++;
       countersInFlight += flush.rows().size();
-      writer.run(job).onComplete(released -> {
-        if (released.result()) {
-          jobs.remove(job);
-        }
+      writer.run(job).onComplete(answered -> {
         countersInFlight -= flush.rows().size();
         if (--replaying == 0) {
           health.writerReplaying(false);
@@ -367,6 +372,17 @@ public final class Coalescer {
       + "gateway has written them (readiness 200 and gateway_journal_bytes near 0), then remove them");
   }
 
+  /**
+   * A job let go of its journal position: answered, and (database.keepUntilReplicated) its commits on every standby. A
+   * job left to the replay is never released and keeps its position.
+   */
+  private void released(FlushJob job) {
+    jobs.remove(job);
+    if (drained != null && !drained.future().isComplete()) {
+      checkDrained();
+    }
+  }
+
   /** The lowest journal position still needed: the pending entries' and the flush jobs' first journaled increment. */
   private long lowestNeeded() {
     long lowest = journal.position();
@@ -398,7 +414,21 @@ public final class Coalescer {
     }
   }
 
+  /**
+   * database.keepUntilReplicated: a committed flush the standbys have not confirmed for database.replicationLagMax
+   * stops intake, as a full journal does, so what is held stays bounded and nothing is released unreplicated.
+   */
+  private void checkReplicated() {
+    if (writer.replicasLagging()) {
+      incrementsRefused++;
+      setShedding(true);
+      throw ApiError.unavailable("replication_lag", "the database's standbys have not confirmed the increments "
+        + "committed within database.replicationLagMax; retry shortly");
+    }
+  }
+
   private void checkRoom(int newKeys, int newWaiters) {
+    checkReplicated();
     if (newKeys > bounds.maxPendingKeys() || newWaiters > bounds.maxWaitingRequests()) {
       // could never fit, not even in an empty coalescer: a 503 would invite retries that fail forever
       incrementsRefused++;
@@ -537,8 +567,15 @@ public final class Coalescer {
    * closes the journal, deleting its segments when the drain wrote everything.
    */
   public Future<Void> close() {
+    // what the standbys have not confirmed stays in the journal for the next start, which writes it again by its ids
+    writer.stopReplicaPolls();
     return sources.retire().otherwiseEmpty().compose(retired -> journal == null ? Future.succeededFuture()
-      : journal.close(!leftInJournal && pending.isEmpty() && inFlight == 0));
+      : journal.close(!leftInJournal && pending.isEmpty() && inFlight == 0 && writer.heldForReplicas() == 0));
+  }
+
+  /** Committed flushes held until every standby has them (database.keepUntilReplicated). */
+  int heldForReplicas() {
+    return writer.heldForReplicas();
   }
 
   public int pendingKeys() {
@@ -654,10 +691,7 @@ public final class Coalescer {
     if (journaled) {
       jobs.add(job);
     }
-    writer.run(job).onComplete(released -> {
-      if (released.result()) {
-        jobs.remove(job);
-      }
+    writer.run(job).onComplete(answered -> {
       countersInFlight -= flush.rows().size();
       waiting -= acks.size();
       flushDone();
@@ -686,7 +720,7 @@ public final class Coalescer {
   }
 
   private void checkDrained() {
-    if (pending.isEmpty() && inFlight == 0) {
+    if (pending.isEmpty() && inFlight == 0 && writer.heldForReplicas() == 0) {
       timers.cancel(sweepTimerId);
       drained.tryComplete();
     }
@@ -698,7 +732,7 @@ public final class Coalescer {
    * arrive any more (readiness is false, so load balancers send none), and readiness must recover on its own.
    */
   private void endSheddingIfRoom() {
-    if (shedding && hasRoomForOne()) {
+    if (shedding && hasRoomForOne() && !writer.replicasLagging()) {
       setShedding(false);
     }
   }

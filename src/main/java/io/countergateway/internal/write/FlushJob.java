@@ -27,6 +27,8 @@ import java.util.function.Supplier;
  * <pre>
  *   FORMED ──► RECORDED ──► ATTEMPTING ⇄ BACKING_OFF
  *     │ ⇅ BACKING_OFF          │    └──► SETTLED ──► RELEASED
+ *     │                        │  ▲          └──► REPLICATING ──► RELEASED
+ *     │                        │  └───────────────────┘ (a new timeline: written again)
  *     └──────────────────────► LEFT_TO_REPLAY
  * </pre>
  * <ul>
@@ -37,6 +39,9 @@ import java.util.function.Supplier;
  *   is under way;</li>
  *   <li>{@code BACKING_OFF}: an outage; the same step runs again once the backoff is over;</li>
  *   <li>{@code SETTLED}: every request of it (and of its halves) is answered;</li>
+ *   <li>{@code REPLICATING}: with {@code database.keepUntilReplicated}, what it committed is held until every standby
+ *   has flushed it ({@link ReplicatedRelease}); a failover sends it back to ATTEMPTING, its committed flushes written
+ *   again under their own ids;</li>
  *   <li>{@code RELEASED}: the journal is told, its ids are settled in their sources, its journal position is no longer
  *   needed;</li>
  *   <li>{@code LEFT_TO_REPLAY}: the journal could not record a step; nothing more of it is attempted in this run, its
@@ -45,7 +50,7 @@ import java.util.function.Supplier;
  * Any other transition is a bug and throws. Confined to the coalescer's event loop.
  */
 final class FlushJob {
-  enum Phase { FORMED, RECORDED, ATTEMPTING, BACKING_OFF, SETTLED, RELEASED, LEFT_TO_REPLAY }
+  enum Phase { FORMED, RECORDED, ATTEMPTING, BACKING_OFF, SETTLED, REPLICATING, RELEASED, LEFT_TO_REPLAY }
 
   /** How one statement of the job ended. */
   enum Outcome {
@@ -73,7 +78,8 @@ final class FlushJob {
     NEXT.put(Phase.RECORDED, EnumSet.of(Phase.ATTEMPTING));
     NEXT.put(Phase.ATTEMPTING, EnumSet.of(Phase.BACKING_OFF, Phase.SETTLED, Phase.LEFT_TO_REPLAY));
     NEXT.put(Phase.BACKING_OFF, EnumSet.of(Phase.FORMED, Phase.ATTEMPTING));
-    NEXT.put(Phase.SETTLED, EnumSet.of(Phase.RELEASED));
+    NEXT.put(Phase.SETTLED, EnumSet.of(Phase.RELEASED, Phase.REPLICATING));
+    NEXT.put(Phase.REPLICATING, EnumSet.of(Phase.RELEASED, Phase.ATTEMPTING));
     NEXT.put(Phase.RELEASED, EnumSet.noneOf(Phase.class));
     NEXT.put(Phase.LEFT_TO_REPLAY, EnumSet.noneOf(Phase.class));
   }
@@ -98,6 +104,10 @@ final class FlushJob {
   private final Set<FlushId> reroutesRecorded = new HashSet<>();
   private final List<FlushId> splits = new ArrayList<>();
   private final List<FlushId> voids = new ArrayList<>();
+  /** The flushes of it a statement found in the table (written now or before), under the ids they are there. */
+  private final List<Flush> committed = new ArrayList<>();
+  /** Whether its committed flushes were written again after a failover: an id found then means committed, never voided. */
+  private boolean writtenAgain;
 
   private FlushJob(Flush formed, List<Ack> acks, List<CounterKey> zeroKeys, long journalPosition, boolean replayed,
                    boolean sentInAnEarlierRun, long startedNanos, Phase first) {
@@ -265,6 +275,31 @@ final class FlushJob {
     reroutesRecorded.add(target);
   }
 
+  /** {@code flush} (it, a half, or it gone on under a live source) is in the table under its id. */
+  void committedAs(Flush flush) {
+    committed.add(flush);
+  }
+
+  /** What it has in the table, as {@link #committedAs} heard of it. */
+  List<Flush> committed() {
+    return Collections.unmodifiableList(committed);
+  }
+
+  /**
+   * From {@code REPLICATING}: its committed flushes are to be written again under their ids (the server that has them
+   * may be gone); they are handed over and forgotten, each heard of again as it is found or written.
+   */
+  List<Flush> writeAgain() {
+    writtenAgain = true;
+    List<Flush> again = List.copyOf(committed);
+    committed.clear();
+    return again;
+  }
+
+  boolean writtenAgain() {
+    return writtenAgain;
+  }
+
   /** Its id {@code id} was voided after a refused value: no late copy of it can write anything any more. */
   void voided(FlushId id) {
     voids.add(id);
@@ -292,8 +327,13 @@ final class FlushJob {
     to(Phase.SETTLED);
   }
 
+  /** After {@link #settled}: held until the standbys have what it committed. */
+  void replicating() {
+    to(Phase.REPLICATING);
+  }
+
   /**
-   * After {@link #settled}: the journal records it answered for good, and its ids (as formed and as it went on) are
+   * After {@link #settled} (or {@link #replicating}): the journal records it answered for good, and its ids (as formed and as it went on) are
    * settled in their sources, whose fences may now pass them.
    */
   void release(FlushLog log, FlushSources sources) {

@@ -8,6 +8,7 @@ import io.countergateway.internal.store.Flush;
 import io.countergateway.internal.store.FlushRow;
 import io.countergateway.internal.store.FlushSourceClosedException;
 import io.countergateway.internal.store.FlushStatements;
+import io.countergateway.internal.store.ReplicationPosition;
 import io.countergateway.internal.store.StatementNotSentException;
 import io.countergateway.internal.store.VoidOutcome;
 import io.countergateway.internal.store.WriteOutcome;
@@ -29,6 +30,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
@@ -92,6 +94,10 @@ final class FlushWriter {
   /** When the writer last started failing (nanoClock), while {@link #failing}. */
   private long failingSinceNanos;
   private long unknownFlushes;
+  /** Null unless database.keepUntilReplicated: then a settled job is held until the standbys have its commits. */
+  private ReplicatedRelease replicas;
+  /** Told of each job once released (the coalescer lets its journal position go). */
+  private Consumer<FlushJob> onReleased = job -> { };
   private Timer flushTimer;
   private Counter retries;
   private Counter refusedRows;
@@ -116,6 +122,47 @@ final class FlushWriter {
     this.context = vertx.getOrCreateContext();
     this.eventLoop = Thread.currentThread();
     sources.countSentAndLostBy(source -> running.stream().filter(job -> job.sentAndLostUnder(source)).count());
+  }
+
+  /**
+   * database.keepUntilReplicated: each settled job that committed anything is held until every standby has flushed its
+   * commits ({@link ReplicatedRelease}); {@code read} asks the primary where its WAL and its standbys stand;
+   * {@code afterPoll} runs after each such read.
+   */
+  void keepUntilReplicated(Supplier<Future<ReplicationPosition>> read, long lagMaxMs, Runnable afterPoll) {
+    replicas = new ReplicatedRelease(() -> onLoop(read.get()), this::release, this::writeAgain, afterPoll, timers,
+      nanoClock, lagMaxMs);
+  }
+
+  void onReleased(Consumer<FlushJob> released) {
+    this.onReleased = released;
+  }
+
+  /** Jobs answered and held until the standbys have their commits. */
+  int heldForReplicas() {
+    return replicas == null ? 0 : replicas.held();
+  }
+
+  /** Whether a held job has waited for the standbys longer than database.replicationLagMax. */
+  boolean replicasLagging() {
+    return replicas != null && replicas.lagging();
+  }
+
+  /**
+   * Stops asking the primary about its standbys (a stop): what is held stays in the journal, and the next start writes
+   * it again by its ids; what the journal does not hold (flushes of 200s only) is said in one line.
+   */
+  void stopReplicaPolls() {
+    if (replicas == null) {
+      return;
+    }
+    replicas.stop();
+    if (replicas.held() > 0) {
+      LOG.atWarn().addKeyValue("event", "stopped_before_replicated").addKeyValue("flushes", replicas.held())
+        .log("stopping with {} committed flush(es) the standbys have not confirmed: the journal keeps those that hold "
+          + "accepted increments for the next start; a failover before the standbys have the rest can lose their 200s",
+          replicas.held());
+    }
   }
 
   void registerMetrics(MeterRegistry registry, Tags tags) {
@@ -157,17 +204,54 @@ final class FlushWriter {
       attempt(job, job.flush(), job.acks(), 0, done);
     }
     return done.future().map(v -> {
-      running.remove(job);
-      if (job.leftToReplay()) {
-        return false;
-      }
-      job.settled();
-      job.release(log, sources);
-      if (flushTimer != null) {
+      if (flushTimer != null && !job.leftToReplay()) {
         flushTimer.record(nanoClock.getAsLong() - job.startedNanos(), TimeUnit.NANOSECONDS);
       }
-      return true;
+      return settle(job);
     });
+  }
+
+  /** Every request of {@code job} is answered: released, or held until the standbys have what it committed. */
+  private boolean settle(FlushJob job) {
+    running.remove(job);
+    if (job.leftToReplay()) {
+      return false;
+    }
+    job.settled();
+    if (replicas == null || job.committed().isEmpty()) {
+      release(job);
+    } else {
+      replicas.hold(job);
+    }
+    return true;
+  }
+
+  private void release(FlushJob job) {
+    job.release(log, sources);
+    onReleased.accept(job);
+  }
+
+  /**
+   * A failover may have lost what {@code job} committed: each of its committed flushes is written again under its own
+   * id, one after the other, with no request waiting (all were answered); an id found means the promoted server has
+   * it, and nothing is written. Then it is held again.
+   */
+  private void writeAgain(FlushJob job) {
+    running.add(job);
+    List<Flush> again = job.writeAgain();
+    Promise<Void> done = Promise.promise();
+    writeAgain(job, again, 0, done);
+    done.future().onComplete(v -> settle(job));
+  }
+
+  private void writeAgain(FlushJob job, List<Flush> again, int next, Promise<Void> done) {
+    if (next == again.size() || job.leftToReplay()) {
+      done.tryComplete();
+      return;
+    }
+    Promise<Void> one = Promise.promise();
+    one.future().onComplete(v -> writeAgain(job, again, next + 1, done));
+    attempt(job, again.get(next), List.of(), 0, one);
   }
 
   /** The source's row, then the journal's record, before the first attempt. */
@@ -209,6 +293,7 @@ final class FlushWriter {
         case OPEN -> send(job, flush, acks, attemptNo, done);
         case COMMITTED -> {
           setFailing(false);
+          job.committedAs(flush);
           committed(acks);
           done.complete();
         }
@@ -261,11 +346,12 @@ final class FlushWriter {
           // the journal could not say the flush is being sent: it is not, and the replay after a restart writes it
           abandon(job, acks, mayBeRecorded(), done);
         } else if (result.succeeded() && result.result() == WriteOutcome.ALREADY_COMMITTED && job.replayed()
-          && target.id().equals(job.flush().id())) {
+          && !job.writtenAgain() && target.id().equals(job.flush().id())) {
           setFailing(false);
           voidThenSplit(job, target, acks, 0, done, VOIDED_BEFORE_A_RESTART);
         } else if (result.succeeded()) {
           setFailing(false);
+          job.committedAs(target);
           committed(acks);
           done.complete();
         } else if (result.cause() instanceof FlushSourceClosedException closed) {
@@ -322,6 +408,7 @@ final class FlushWriter {
         setFailing(false);
         LOG.warn("flush {} ({} rows) was refused a value, but a late copy of an earlier attempt had committed it whole "
           + "(on other slots): its requests are answered as committed", flush.id(), flush.rows().size());
+        job.committedAs(flush);
         committed(acks);
         done.complete();
       } else if (result.succeeded()) {
@@ -488,9 +575,13 @@ final class FlushWriter {
     return failing;
   }
 
-  /** How long the writer has been failing without a success in between: 0 while it is not. */
+  /**
+   * How long the writer has been failing without a success in between: 0 while it is not. Asking the primary about its
+   * standbys counts too: held flushes wait for nothing but an answer from it.
+   */
   long failingForMs() {
-    return failing ? TimeUnit.NANOSECONDS.toMillis(nanoClock.getAsLong() - failingSinceNanos) : 0;
+    long writing = failing ? TimeUnit.NANOSECONDS.toMillis(nanoClock.getAsLong() - failingSinceNanos) : 0;
+    return replicas == null ? writing : Math.max(writing, replicas.failingForMs());
   }
 
   private void setFailing(boolean nowFailing) {

@@ -1,11 +1,13 @@
 package io.countergateway.internal.store;
 
+import io.countergateway.config.ConfigException;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
 import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 class ReplicationSetupTest {
   @Test
@@ -41,6 +43,28 @@ class ReplicationSetupTest {
     assertThat(setup.kind()).isEqualTo(ReplicationSetup.Kind.RECENT_LOST);
     assertThat(setup.commitLevel()).isNull();
     assertThat(setup.line()).contains("2 asynchronous standby(s)", "last moments", "synchronous_standby_names");
+  }
+
+  @Test
+  @DisplayName("PostgreSQL with asynchronous standbys and database.keepUntilReplicated: the line says a failover loses no 202, and no 200 while the gateway runs on; without it, that it can lose both and how to keep them")
+  void asynchronousStandbysKept() {
+    ReplicationSetup kept = ReplicationSetup.postgres("on", "", 1, 0, 0, true);
+    assertThat(kept.kind()).isEqualTo(ReplicationSetup.Kind.KEPT_UNTIL_REPLICATED);
+    assertThat(kept.commitLevel()).isNull();
+    assertThat(kept.line()).contains("1 asynchronous standby(s)", "database.keepUntilReplicated holds each flush",
+      "loses no 202, and no 200 while this gateway runs on");
+    assertThat(ReplicationSetup.postgres("on", "", 1, 0, 0, false).line())
+      .contains("200 and 202 alike", "database.keepUntilReplicated");
+    assertThat(ReplicationSetup.postgres("on", "s1", 2, 1, 0, true).line())
+      .as("a synchronous standby beside an asynchronous one").contains("one to an asynchronous standby loses none either");
+  }
+
+  @Test
+  @DisplayName("database.keepUntilReplicated with standbys whose positions the user cannot see is refused naming the key and pg_monitor")
+  void keptButUnseenIsRefused() {
+    assertThatThrownBy(() -> ReplicationSetup.postgres("on", "", 1, 0, 1, true))
+      .isInstanceOf(ConfigException.class)
+      .hasMessageContaining("database.keepUntilReplicated").hasMessageContaining("pg_monitor");
   }
 
   @Test

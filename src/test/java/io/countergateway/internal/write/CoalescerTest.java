@@ -1,5 +1,6 @@
 package io.countergateway.internal.write;
 
+import io.countergateway.testing.TestBounds;
 import io.countergateway.internal.store.Flush;
 import io.countergateway.internal.store.FlushId;
 import io.countergateway.internal.store.FlushRow;
@@ -65,7 +66,7 @@ class CoalescerTest {
 
   @AfterEach
   void tearDown() throws Exception {
-    vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    vertx.close().toCompletionStage().toCompletableFuture().get(TestBounds.millis(10), TimeUnit.MILLISECONDS);
   }
 
   private static JsonObject config() {
@@ -96,7 +97,7 @@ class CoalescerTest {
   /** Waits for a future completed on the loop; returns its failure, or null on success. */
   private static Throwable outcome(Future<?> future) {
     try {
-      future.toCompletionStage().toCompletableFuture().get(20, TimeUnit.SECONDS);
+      future.toCompletionStage().toCompletableFuture().get(TestBounds.millis(20), TimeUnit.MILLISECONDS);
       return null;
     } catch (java.util.concurrent.ExecutionException e) {
       return e.getCause();

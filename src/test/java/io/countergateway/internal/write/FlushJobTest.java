@@ -1,5 +1,6 @@
 package io.countergateway.internal.write;
 
+import io.countergateway.testing.TestBounds;
 import io.countergateway.config.BatchingOptions;
 import io.countergateway.config.GatewayConfig;
 import io.countergateway.internal.model.ApiError;
@@ -58,50 +59,9 @@ class FlushJobTest {
   private VirtualTimers timers;
   private FlushSources sources;
   private FlushWriter writer;
+  private final RecordingFlushLog log = new RecordingFlushLog();
   /** Every record the journal was asked for, in order, as "kind id". */
-  private final List<String> journal = new ArrayList<>();
-  private boolean journalFailed;
-  private boolean journalRefuses;
-  private boolean refuseReplaced;
-
-  private final FlushLog log = new FlushLog() {
-    @Override
-    public Future<Void> formed(Flush flush, List<CounterKey> zeroKeys) {
-      journal.add("formed " + flush.id());
-      return journalRefuses ? Future.failedFuture(new IllegalStateException("fsync failed")) : Future.succeededFuture();
-    }
-
-    @Override
-    public Future<Void> replaced(Flush parent, List<Flush> children) {
-      journal.add("replaced " + parent.id() + " by " + children.stream().map(child -> child.id().toString()).toList());
-      return refuseReplaced ? Future.failedFuture(new IllegalStateException("fsync failed")) : Future.succeededFuture();
-    }
-
-    @Override
-    public Future<Void> beforeSend(FlushId id) {
-      return Future.succeededFuture();
-    }
-
-    @Override
-    public void notSent(FlushId id) {
-      journal.add("notSent " + id);
-    }
-
-    @Override
-    public void settled(FlushId formed) {
-      journal.add("settled " + formed);
-    }
-
-    @Override
-    public Future<Void> force() {
-      return Future.succeededFuture();
-    }
-
-    @Override
-    public boolean failed() {
-      return journalFailed;
-    }
-  };
+  private final List<String> journal = log.records;
 
   @BeforeEach
   void setUp() {
@@ -124,7 +84,7 @@ class FlushJobTest {
 
   @AfterEach
   void tearDown() throws Exception {
-    vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    vertx.close().toCompletionStage().toCompletableFuture().get(TestBounds.millis(10), TimeUnit.MILLISECONDS);
   }
 
   private <T> T on(Callable<T> work) {
@@ -384,7 +344,7 @@ class FlushJobTest {
   @Test
   @DisplayName("the journal cannot record the flush: left to the replay, never attempted, its request answered 504, its journal position kept")
   void journalRefusesTheRecord() {
-    journalRefuses = true;
+    log.refusesFormed = true;
     FlushJob job = formed("a");
     Future<Boolean> released = run(job);
 
@@ -399,7 +359,7 @@ class FlushJobTest {
   @Test
   @DisplayName("the journal had failed before the flush was formed: its request is answered 503 journal_unavailable, nothing is attempted")
   void journalFailedBefore() {
-    journalFailed = true;
+    log.failed = true;
     FlushJob job = formed("a");
     assertThat(run(job).result()).isFalse();
     assertThat(job.phase()).isEqualTo(Phase.LEFT_TO_REPLAY);
@@ -411,7 +371,7 @@ class FlushJobTest {
   @Test
   @DisplayName("the journal cannot record a split's halves: nothing of them is attempted, the job is left to the replay and every request of it answered 504")
   void journalRefusesTheHalves() {
-    refuseReplaced = true;
+    log.refusesReplaced = true;
     store.refuseRows(row -> row.id().equals("full"));
     FlushJob job = formed("full", "other");
     assertThat(run(job).result()).isFalse();

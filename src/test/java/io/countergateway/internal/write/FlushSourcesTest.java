@@ -1,5 +1,6 @@
 package io.countergateway.internal.write;
 
+import io.countergateway.testing.TestBounds;
 import io.countergateway.internal.model.CounterKey;
 import io.countergateway.internal.store.Flush;
 import io.countergateway.internal.store.FlushId;
@@ -139,7 +140,7 @@ class FlushSourcesTest {
 
   @AfterEach
   void tearDown() throws Exception {
-    vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    vertx.close().toCompletionStage().toCompletableFuture().get(TestBounds.millis(10), TimeUnit.MILLISECONDS);
   }
 
   private FlushSources sources() {
@@ -153,7 +154,7 @@ class FlushSourcesTest {
   private <T> T await(Callable<Future<T>> work) {
     Future<T> future = on(work);
     try {
-      return future.toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+      return future.toCompletionStage().toCompletableFuture().get(TestBounds.millis(10), TimeUnit.MILLISECONDS);
     } catch (Exception e) {
       throw new IllegalStateException(e);
     }

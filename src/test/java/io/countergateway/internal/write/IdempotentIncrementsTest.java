@@ -1,5 +1,6 @@
 package io.countergateway.internal.write;
 
+import io.countergateway.testing.TestBounds;
 import io.countergateway.config.GatewayConfig;
 import io.countergateway.config.MemoryBounds.Bound;
 import io.countergateway.internal.model.ApiError;
@@ -83,7 +84,7 @@ class IdempotentIncrementsTest {
 
   @AfterEach
   void tearDown() throws Exception {
-    vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    vertx.close().toCompletionStage().toCompletableFuture().get(TestBounds.millis(10), TimeUnit.MILLISECONDS);
   }
 
   private IdempotentIncrements keyed(int maxInFlight) {
@@ -111,7 +112,7 @@ class IdempotentIncrementsTest {
 
   private static Object outcome(Future<?> future) {
     try {
-      return future.toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+      return future.toCompletionStage().toCompletableFuture().get(TestBounds.millis(10), TimeUnit.MILLISECONDS);
     } catch (ExecutionException e) {
       return e.getCause();
     } catch (Exception e) {

@@ -1,5 +1,6 @@
 package io.countergateway.internal.write;
 
+import io.countergateway.testing.TestBounds;
 import io.countergateway.config.GatewayConfig;
 import io.countergateway.internal.model.ApiError;
 import io.countergateway.internal.model.CounterKey;
@@ -115,13 +116,13 @@ class JournalReplayTest {
 
   @AfterEach
   void tearDown() {
-    started.forEach(vertx -> vertx.close().toCompletionStage().toCompletableFuture().orTimeout(10, TimeUnit.SECONDS)
+    started.forEach(vertx -> vertx.close().toCompletionStage().toCompletableFuture().orTimeout(TestBounds.millis(10), TimeUnit.MILLISECONDS)
       .exceptionally(e -> null).join());
   }
 
   private static <T> T await(Future<T> future) {
     try {
-      return future.toCompletionStage().toCompletableFuture().get(20, TimeUnit.SECONDS);
+      return future.toCompletionStage().toCompletableFuture().get(TestBounds.millis(20), TimeUnit.MILLISECONDS);
     } catch (Exception e) {
       throw new IllegalStateException(e);
     }

@@ -12,8 +12,13 @@ import net.jqwik.api.Label;
 import net.jqwik.api.Property;
 import net.jqwik.api.Provide;
 import net.jqwik.api.ShrinkingMode;
+import net.jqwik.api.lifecycle.AddLifecycleHook;
 import net.jqwik.api.lifecycle.AfterContainer;
+import net.jqwik.api.lifecycle.AroundPropertyHook;
 import net.jqwik.api.lifecycle.BeforeContainer;
+import net.jqwik.api.lifecycle.PropertyExecutionResult;
+import net.jqwik.api.lifecycle.PropertyExecutor;
+import net.jqwik.api.lifecycle.PropertyLifecycleContext;
 import net.jqwik.api.statistics.Statistics;
 
 import java.util.ArrayList;
@@ -101,11 +106,33 @@ class RecoveryPropertiesTest {
       .filter(scenario -> !scenario.machine() || scenario.fsync().equals("always"));
   }
 
+  /** The tries of a normal run. */
+  private static final int TRIES = 300;
+  /**
+   * {@code -Dharness.tries} (with {@code -Dharness.seed}) runs fewer tries, from a fixed seed, where each run costs:
+   * mutation testing runs the harness once for every mutant the faster tests leave alive.
+   */
+  private static final int TRIES_THIS_RUN = Integer.getInteger("harness.tries", TRIES);
+
+  /** Sets the property's tries and seed from the system properties, when they are given. */
+  static final class TriesOfThisRun implements AroundPropertyHook {
+    @Override
+    public PropertyExecutionResult aroundProperty(PropertyLifecycleContext context, PropertyExecutor property) {
+      context.attributes().setTries(TRIES_THIS_RUN);
+      String seed = System.getProperty("harness.seed");
+      if (seed != null) {
+        context.attributes().setSeed(seed);
+      }
+      return property.execute();
+    }
+  }
+
   /**
    * Each scenario's share is a fifth or more but for a replay not killed (one in thirteen): 300 tries draw every kind of
    * kill, crash, disk fault, downtime and replay dozens of times, and {@link #everyKindDrawn} fails a run that did not.
    */
-  @Property(tries = 300, shrinking = ShrinkingMode.BOUNDED)
+  @Property(tries = TRIES, shrinking = ShrinkingMode.BOUNDED)
+  @AddLifecycleHook(TriesOfThisRun.class)
   @Label("a kill at any statement, any downtime, a kill during the replay: every answered increment counted once")
   void killedAnywhere(@ForAll("scenarios") Scenario scenario) {
     play(scenario);
@@ -187,8 +214,11 @@ class RecoveryPropertiesTest {
     }
   }
 
-  /** Fewer than this many tries of one kind of scenario in a run: the run did not test that kind. */
-  private static final int DRAWN_AT_LEAST = 5;
+  /**
+   * Fewer than this many tries of one kind of scenario in a run: the run did not test that kind (5 of 300 tries, and at
+   * least one in a shorter run).
+   */
+  private static final int DRAWN_AT_LEAST = Math.max(1, 5 * TRIES_THIS_RUN / TRIES);
 
   /** Every kind of kill, crash, disk fault, downtime and replay was tried often enough in this run. */
   private static void everyKindDrawn() {

@@ -13,6 +13,7 @@ import io.countergateway.internal.store.VoidOutcome;
 import io.countergateway.internal.store.WriteOutcome;
 import io.countergateway.testing.EventLoop;
 import io.countergateway.testing.Ledger;
+import io.countergateway.testing.TestBounds;
 import io.countergateway.testing.ScriptedStore;
 import io.countergateway.internal.write.journal.FaultingFiles;
 import io.countergateway.internal.write.journal.Journal;
@@ -48,8 +49,11 @@ import java.util.concurrent.atomic.AtomicLong;
 final class RecoveryWorld {
   static final String TYPE = "likes";
   static final String TABLE = "slotted_counters";
-  /** Real time that bounds waiting for work (a journal's open, a loop's turn): only a failing test waits it out. */
-  private static final long WORK_SECONDS = 20;
+  /**
+   * Real time that bounds waiting for work (a journal's open, a loop's turn): only a failing test waits it out
+   * ({@link TestBounds} scales it).
+   */
+  private static final long WORK_MILLIS = TestBounds.millis(20);
   /** Virtual time a replay or a drain may take before the harness calls it stuck (the write timeout is 2 s). */
   private static final long SETTLE_MS = 60_000;
   /** With no statement for this long on the run's clock, the workload is over and the run is killed. */
@@ -137,11 +141,11 @@ final class RecoveryWorld {
 
     /** Returns once no worker thread has a task (it ran, and its answer is queued on the loop). */
     synchronized void awaitWorkersIdle() {
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WORK_SECONDS);
+      long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(WORK_MILLIS);
       while (busy.values().stream().anyMatch(tasks -> tasks[0] > 0)) {
         long left = deadline - System.nanoTime();
         if (left <= 0) {
-          throw new AssertionError("a journal's worker thread still busy after " + WORK_SECONDS + " s");
+          throw new AssertionError("a journal's worker thread still busy after " + WORK_MILLIS + " ms");
         }
         try {
           TimeUnit.NANOSECONDS.timedWait(this, left);
@@ -591,7 +595,7 @@ final class RecoveryWorld {
 
   static <T> T await(Future<T> future) {
     try {
-      return future.toCompletionStage().toCompletableFuture().get(WORK_SECONDS, TimeUnit.SECONDS);
+      return future.toCompletionStage().toCompletableFuture().get(WORK_MILLIS, TimeUnit.MILLISECONDS);
     } catch (Exception e) {
       throw new IllegalStateException(e);
     }

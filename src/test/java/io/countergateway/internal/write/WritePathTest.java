@@ -1,5 +1,6 @@
 package io.countergateway.internal.write;
 
+import io.countergateway.testing.TestBounds;
 import io.countergateway.config.GatewayConfig;
 import io.countergateway.internal.model.ApiError;
 import io.countergateway.internal.model.CounterKey;
@@ -61,13 +62,13 @@ class WritePathTest {
 
   @AfterEach
   void tearDown() throws Exception {
-    vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    vertx.close().toCompletionStage().toCompletableFuture().get(TestBounds.millis(10), TimeUnit.MILLISECONDS);
   }
 
   private WriteAnswer submit(WriteRequest request) {
     Future<WriteAnswer> answer = EventLoop.call(loop, () -> writes.submit(request));
     try {
-      return answer.toCompletionStage().toCompletableFuture().get(20, TimeUnit.SECONDS);
+      return answer.toCompletionStage().toCompletableFuture().get(TestBounds.millis(20), TimeUnit.MILLISECONDS);
     } catch (Exception e) {
       throw new IllegalStateException("submit must never fail", e);
     }

@@ -1,5 +1,6 @@
 package io.countergateway.internal.write.journal;
 
+import io.countergateway.testing.TestBounds;
 import java.io.Closeable;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -176,7 +177,7 @@ public final class FaultingFiles implements JournalFiles {
 
   /** Waits until the paused operation is reached. */
   public void awaitPaused() throws InterruptedException {
-    if (!reached.await(10, java.util.concurrent.TimeUnit.SECONDS)) {
+    if (!reached.await(TestBounds.millis(10), java.util.concurrent.TimeUnit.MILLISECONDS)) {
       throw new IllegalStateException("the paused operation was never reached");
     }
   }

@@ -1,5 +1,6 @@
 package io.countergateway.internal.write.journal;
 
+import io.countergateway.testing.TestBounds;
 import io.countergateway.config.JournalOptions;
 import io.countergateway.internal.model.ApiError;
 import io.countergateway.internal.model.CounterKey;
@@ -90,7 +91,7 @@ final class JournalLoop implements AutoCloseable {
 
   static <T> T await(Future<T> future) {
     try {
-      return future.toCompletionStage().toCompletableFuture().get(20, TimeUnit.SECONDS);
+      return future.toCompletionStage().toCompletableFuture().get(TestBounds.millis(20), TimeUnit.MILLISECONDS);
     } catch (Exception e) {
       throw new IllegalStateException(e);
     }
@@ -123,6 +124,6 @@ final class JournalLoop implements AutoCloseable {
 
   @Override
   public void close() throws Exception {
-    vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    vertx.close().toCompletionStage().toCompletableFuture().get(TestBounds.millis(10), TimeUnit.MILLISECONDS);
   }
 }
