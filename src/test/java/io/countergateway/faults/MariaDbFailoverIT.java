@@ -180,7 +180,8 @@ class MariaDbFailoverIT extends FailoverContract {
    */
   private static long readAfterWrite(WebClient client, String id) {
     assertThat(await(client.post(counter(id) + "/increments").putHeader("Content-Type", "application/json")
-      .sendBuffer(Buffer.buffer("{\"delta\":1}")), 30).statusCode()).as("the increment after the switch").isEqualTo(200);
+      .sendBuffer(Buffer.buffer("{\"delta\":1}")), 30).statusCode()).as("the increment after the switch")
+      .isEqualTo(200);
     return Eventually.value(() -> await(client.get(counter(id)).send(), 30).bodyAsJsonObject().getLong("value"), 1L,
       Duration.ofSeconds(12));
   }

@@ -109,7 +109,7 @@ public final class PrimaryTarget implements Supplier<Future<SqlConnectOptions>> 
       : MySQLConnection.connect(vertx, (MySQLConnectOptions) candidate);
     // a connection made after the deadline is closed too
     return connecting.compose(conn -> conn.query(postgres ? PostgresSql.READ_ONLY_CHECK : MySqlSql.READ_ONLY_CHECK)
-        .execute().map(rows -> readOnlyReason(rows.iterator().next()))
+        .execute().map(rows -> reasons(rows.iterator().next()))
         .eventually(conn::close))
       .timeout(timeoutMs, TimeUnit.MILLISECONDS);
   }
@@ -119,7 +119,7 @@ public final class PrimaryTarget implements Supplier<Future<SqlConnectOptions>> 
    * when none does. A column says read-only unless it is false, 0 or OFF, so an answer not understood never sends
    * writes to a server.
    */
-  static String readOnlyReason(Row answer) {
+  private static String reasons(Row answer) {
     List<String> reasons = new ArrayList<>();
     for (int column = 0; column < answer.size(); column++) {
       if (!takesWrites(answer.getValue(column))) {
@@ -139,8 +139,10 @@ public final class PrimaryTarget implements Supplier<Future<SqlConnectOptions>> 
   /**
    * With {@code database.hosts} on MySQL / MariaDB: a warning when {@code database.user} holds a right that writes
    * through {@code read_only} ({@link MySqlSql#READ_ONLY_BYPASS}), as then a demoted primary would go on taking the
-   * writes of connections opened before its demotion. A warning, not a refusal: killing the old primary's sessions
-   * (or the server) at the switch still moves every write, and a failure of the check only leaves it unsaid.
+   * writes of connections opened before its demotion, until they are re-targeted ({@link #RETARGET_SECONDS}): writes
+   * that a switchover made after the replica caught up would leave behind. A warning, not a refusal: killing the old
+   * primary's sessions (or the server) at the switch still moves every write, and a failure of the check only leaves it
+   * unsaid.
    */
   static Future<Void> warnIfReadOnlyBypassed(Pool pool, DatabaseOptions options) {
     if (options.isPostgres() || options.getHosts().isEmpty()) {
@@ -151,9 +153,9 @@ public final class PrimaryTarget implements Supplier<Future<SqlConnectOptions>> 
       rows.forEach(row -> rights.add(row.getString(0)));
       if (!rights.isEmpty()) {
         LOG.warn("{} {} holds {}, which writes through read_only: after a switchover that only sets the old "
-          + "primary's read_only, the connections opened before it would go on writing there; grant it the rights on "
-          + "the gateway's schema only (docs/databases.md \"Failover: following the primary\")", DatabaseOptions.USER.name(),
-          options.getUser(), String.join(" and ", rights));
+          + "primary's read_only, the connections opened before it would go on writing there for up to {} s; grant it "
+          + "the rights on the gateway's schema only (docs/databases.md \"Failover: following the primary\")",
+          DatabaseOptions.USER.name(), options.getUser(), String.join(" and ", rights), RETARGET_SECONDS);
       }
     }).<Void>mapEmpty().otherwiseEmpty();
   }
