@@ -85,7 +85,10 @@ echo "1-minute load average at the start: $LOAD_START (idle means below $MAX_LOA
 
 # --- one gateway's life: started with overrides, its acknowledged requests counted, its SUM checked at its stop ---
 CHECKS=(); FAILED=0; LIFE=; LIFE_TABLE=; LIFE_SUM0=0; LIFE_ACKED=0; LIFE_SLACK=0
-hot_sum() { sql "SELECT COALESCE(SUM(count), 0) FROM $1 WHERE record_type = 'pageviews' AND record_id = 'hot'" 2>/dev/null || echo 0; }
+# a windowed namespace (pageviews in conf/postgres.yaml and conf/mysql.yaml) counts into the table's _windows twin
+hot_sum() { local w="record_type = 'pageviews' AND record_id = 'hot'"
+  sql "SELECT (SELECT COALESCE(SUM(count), 0) FROM $1 WHERE $w) + (SELECT COALESCE(SUM(count), 0) FROM ${1}_windows WHERE $w)" 2>/dev/null \
+    || sql "SELECT COALESCE(SUM(count), 0) FROM $1 WHERE $w" 2>/dev/null || echo 0; }
 # gateway_up NAME TABLE [CG_VAR=value …]: a gateway on $PORT as the README runs it, with a GC log, on TABLE
 gateway_up() {
   local name=$1 table=$2

@@ -38,8 +38,8 @@ import java.util.function.LongSupplier;
  * so there are no locks.
  *
  * <p>A flush starts when the oldest pending delta is {@code batching.maxDelay} old, when {@code maxKeys} counters are
- * pending, or at once when a request waits for a commit and no flush is in flight. While {@code maxInFlight}
- * flushes run, the next batch grows: batch size follows load (group commit).
+ * pending, or at once when a request waits for a commit and no flush is in flight. While as many flushes run as
+ * {@link InFlightLimit} allows (up to {@code maxInFlight}), the next batch grows: batch size follows load (group commit).
  *
  * <p>With a {@link Journal}, accepted increments are appended to it as they are taken, each flush that holds any is
  * recorded before its first attempt and its settlement after, and the coalescer tells the journal the lowest position
@@ -56,6 +56,8 @@ public final class Coalescer {
   /** Nanoseconds, as {@link System#nanoTime()}: passed in, so tests move time instead of sleeping. */
   private final LongSupplier nanoClock;
   private final SlotPicker slots;
+  /** How many flushes may be in flight now: follows the measured round trip, up to batching.maxInFlight. */
+  private final InFlightLimit inFlightLimit;
   private final FlushSources sources;
   /** Created on its verticle's event loop; requests come on duplicates of that context, so the thread is the check. */
   private final Thread eventLoop;
@@ -141,6 +143,8 @@ public final class Coalescer {
     this.sources = new FlushSources(store, log, instanceIndex, options.flushSourceHeartbeatMs(), millisClock, tickMs,
       timers);
     this.writer = new FlushWriter(vertx, store, sources, log, options, health, this::reslot, nanoClock, timers);
+    this.inFlightLimit = new InFlightLimit(options.getMaxInFlight(), options.isAdaptiveInFlight(), nanoClock);
+    writer.measuredBy(inFlightLimit);
     writer.onReleased(this::released);
     if (config.getDatabase().isKeepUntilReplicated() && config.getDatabase().isPostgres()) {
       writer.keepUntilReplicated(store::replicationPosition, config.getDatabase().getReplicationLagMaxMs(),
@@ -588,7 +592,7 @@ public final class Coalescer {
   }
 
   private void scheduleFlush() {
-    if (inFlight >= options.getMaxInFlight()) {
+    if (inFlight >= inFlightLimit.current()) {
       return;
     }
     long waitedMs = (nanoClock.getAsLong() - firstPendingNanos) / 1_000_000;
@@ -603,7 +607,7 @@ public final class Coalescer {
   }
 
   private void flushWhilePossible() {
-    while (!pending.isEmpty() && inFlight < options.getMaxInFlight()) {
+    while (!pending.isEmpty() && inFlight < inFlightLimit.current()) {
       flushNow();
     }
   }
@@ -613,7 +617,7 @@ public final class Coalescer {
       timers.cancel(timerId);
       timerId = -1;
     }
-    if (pending.isEmpty() || inFlight >= options.getMaxInFlight()) {
+    if (pending.isEmpty() || inFlight >= inFlightLimit.current()) {
       return;
     }
     slots.nextRound();

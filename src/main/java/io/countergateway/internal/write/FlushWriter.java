@@ -18,6 +18,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
 import io.vertx.core.Context;
+import io.vertx.core.AsyncResult;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
@@ -91,6 +92,8 @@ final class FlushWriter {
   /** The jobs it runs, until each is released or left to the replay. */
   private final Set<FlushJob> running = new LinkedHashSet<>();
   private boolean failing;
+  /** Null until {@link #measuredBy}. */
+  private InFlightLimit inFlightLimit;
   /** When the writer last started failing (nanoClock), while {@link #failing}. */
   private long failingSinceNanos;
   private long unknownFlushes;
@@ -132,6 +135,11 @@ final class FlushWriter {
   void keepUntilReplicated(Supplier<Future<ReplicationPosition>> read, long lagMaxMs, Runnable afterPoll) {
     replicas = new ReplicatedRelease(() -> onLoop(read.get()), this::release, this::writeAgain, afterPoll, timers,
       nanoClock, lagMaxMs);
+  }
+
+  /** Told each write's round trip, and each write the database failed, so the coalescer can size its flushes in flight. */
+  void measuredBy(InFlightLimit limit) {
+    this.inFlightLimit = limit;
   }
 
   void onReleased(Consumer<FlushJob> released) {
@@ -335,7 +343,12 @@ final class FlushWriter {
       }
       boolean[] unrecordable = {false};
       Supplier<Future<Void>> beforeSend = () -> log.beforeSend(target.id()).onFailure(e -> unrecordable[0] = true);
-      sources.beforeAttempt(target).onComplete(mayGo -> onLoop(store.write(target, beforeSend)).onComplete(result -> {
+      long[] sentNanos = {0};
+      sources.beforeAttempt(target).transform(mayGo -> {
+        sentNanos[0] = nanoClock.getAsLong();
+        return onLoop(store.write(target, beforeSend));
+      }).onComplete(result -> {
+        measured(result, nanoClock.getAsLong() - sentNanos[0]);
         FlushJob.Outcome outcome = result.succeeded() ? FlushJob.Outcome.COMMITTED : outcomeOf(result.cause());
         job.attemptEnded(target.id(), FlushJob.Step.WRITE, outcome);
         sources.attemptEnded(target, outcome);
@@ -364,8 +377,23 @@ final class FlushWriter {
           retryLater(job, target, attemptNo, result.cause(), "writing it",
             () -> attempt(job, reslot.apply(target), acks, attemptNo + 1, done));
         }
-      }));
+      });
     });
+  }
+
+  /**
+   * A committed write's round trip sizes the flushes in flight; a write lost to the connection, a timeout or a lock
+   * shrinks them. A value the database refused, or a flush source found closed, says nothing of its load.
+   */
+  private void measured(AsyncResult<?> result, long rttNanos) {
+    if (inFlightLimit == null) {
+      return;
+    }
+    if (result.succeeded()) {
+      inFlightLimit.succeeded(rttNanos);
+    } else if (!(result.cause() instanceof FlushSourceClosedException) && !Failures.isValueRefused(result.cause())) {
+      inFlightLimit.failed();
+    }
   }
 
   /**

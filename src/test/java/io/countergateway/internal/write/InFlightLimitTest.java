@@ -1,0 +1,123 @@
+package io.countergateway.internal.write;
+
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.PriorityQueue;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The flushes-in-flight rule against a scripted database on virtual time: a coalescer that sends a flush whenever the
+ * limit lets it, carrying what arrived since the last one, to a database a round trip away that serves one flush at a
+ * time (a fixed cost plus a cost per row). No clock but the simulation's.
+ */
+@DisplayName("The number of flushes in flight, on virtual time")
+class InFlightLimitTest {
+  private static final int CEILING = 8;
+
+  /** One simulated run; the limits it had after each committed write, the first half (settling) left out. */
+  private static final class Run {
+    private long now;
+    private final List<Integer> settled = new ArrayList<>();
+    private int highest;
+    final InFlightLimit limit;
+
+    Run(boolean adaptive) {
+      limit = new InFlightLimit(CEILING, adaptive, () -> now);
+    }
+
+    /** {@code roundTripUs}: the distance; {@code serviceUs} + {@code perRowUs} × rows: the database's time per flush. */
+    Run drive(long roundTripUs, long serviceUs, double perRowUs, double rowsPerUs, int writes) {
+      record InFlight(long doneAt, long sentAt) {
+      }
+      PriorityQueue<InFlight> inFlight = new PriorityQueue<>((a, b) -> Long.compare(a.doneAt, b.doneAt));
+      long serverFreeAt = 0;
+      long lastFormed = 0;
+      for (int written = 0; written < writes; written++) {
+        while (inFlight.size() < limit.current()) {
+          double rows = Math.max(1, rowsPerUs * (now - lastFormed) / 1000);
+          lastFormed = now;
+          long arrives = now + roundTripUs * 1000 / 2;
+          long start = Math.max(arrives, serverFreeAt);
+          serverFreeAt = start + serviceUs * 1000 + (long) (perRowUs * rows * 1000);
+          inFlight.add(new InFlight(serverFreeAt + roundTripUs * 1000 / 2, now));
+        }
+        InFlight done = inFlight.poll();
+        now = done.doneAt;
+        limit.succeeded(now - done.sentAt);
+        highest = Math.max(highest, limit.current());
+        if (written >= writes / 2) {
+          settled.add(limit.current());
+        }
+      }
+      return this;
+    }
+  }
+
+  @Test
+  @DisplayName("with the database on loopback, where a second flush only queues behind the first, it settles at 1 to 2")
+  void loopbackSettlesLow() {
+    Run run = new Run(true).drive(0, 200, 2, 0.05, 20_000);
+
+    assertThat(run.settled).allSatisfy(limit -> assertThat(limit).isBetween(1, 2));
+  }
+
+  @Test
+  @DisplayName("with the database 2 ms away and a short service time, it grows to keep the connection busy, never above the ceiling")
+  void distantDatabaseGrows() {
+    Run run = new Run(true).drive(2_000, 200, 2, 0.05, 20_000);
+
+    assertThat(run.settled).allSatisfy(limit -> assertThat(limit).isGreaterThanOrEqualTo(6));
+    assertThat(run.highest).isEqualTo(CEILING);
+  }
+
+  @Test
+  @DisplayName("at 0.5 ms it keeps more than on loopback, never above the ceiling")
+  void halfAMillisecond() {
+    Run near = new Run(true).drive(0, 200, 2, 0.05, 20_000);
+    Run away = new Run(true).drive(500, 200, 2, 0.05, 20_000);
+
+    assertThat(average(away.settled)).isGreaterThan(average(near.settled));
+    assertThat(away.highest).isLessThanOrEqualTo(CEILING);
+  }
+
+  @Test
+  @DisplayName("a database busy 1.5 ms of a 3.5 ms round trip gets the flushes that keep it busy (2.3) and about one more, not the ceiling")
+  void saturatedDatabaseStaysLow() {
+    Run run = new Run(true).drive(2_000, 1_500, 2, 0.05, 20_000);
+
+    assertThat(average(run.settled)).isLessThan(4.5);
+  }
+
+  @Test
+  @DisplayName("a failing database shrinks it to one flush in flight, and it grows again once writes commit")
+  void failuresShrink() {
+    Run run = new Run(true).drive(2_000, 200, 2, 0.05, 5_000);
+    assertThat(run.limit.current()).isGreaterThan(4);
+
+    run.limit.failed();
+    run.limit.failed();
+    run.limit.failed();
+    assertThat(run.limit.current()).isEqualTo(1);
+
+    run.drive(2_000, 200, 2, 0.05, 5_000);
+    assertThat(run.limit.current()).isGreaterThan(4);
+  }
+
+  @Test
+  @DisplayName("fixed (adaptiveInFlight false), it keeps the ceiling whatever the round trip")
+  void fixedKeepsTheCeiling() {
+    Run run = new Run(false).drive(0, 200, 2, 0.05, 2_000);
+    run.limit.failed();
+
+    assertThat(run.settled).containsOnly(CEILING);
+    assertThat(run.limit.current()).isEqualTo(CEILING);
+  }
+
+  private static double average(List<Integer> limits) {
+    return limits.stream().mapToInt(Integer::intValue).average().orElseThrow();
+  }
+}
