@@ -8,13 +8,14 @@
 #   DB=mysql src/bench/wrk/compare-reads.sh BEFORE.jar AFTER.jar
 #   PROFILE=1 …   # also a JFR recording of each measured hot-read run, its hottest frames in $OUT/*-frames.txt
 #
-# Environment: DB=postgres|mysql ROUNDS=3 DURATION=10s WARMUP=3s READERS=64 WRITERS=64 MULTI_READERS=16 IDS=100
+# Environment: DB=postgres|mysql ROUNDS=3 ROUND_FROM=1 (the first round's number: an even one starts with the build
+#              after, so rounds run one call each, the lock released between them, still alternate) DURATION=10s WARMUP=3s READERS=64 WRITERS=64 MULTI_READERS=16 IDS=100
 #              PORT=18095 OUT=/tmp/counter-gateway-reads WORKLOADS="hot multi" GATEWAY_JVM=@conf/jvm.options
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 BEFORE=${1:?the jar of the build before}; AFTER=${2:?the jar of the build after}
 DB=${DB:-postgres}; CONFIG=${3:-conf/$DB.yaml}
-ROUNDS=${ROUNDS:-3}; DURATION=${DURATION:-10s}; WARMUP=${WARMUP:-3s}; READERS=${READERS:-64}; WRITERS=${WRITERS:-64}
+ROUNDS=${ROUNDS:-3}; ROUND_FROM=${ROUND_FROM:-1}; DURATION=${DURATION:-10s}; WARMUP=${WARMUP:-3s}; READERS=${READERS:-64}; WRITERS=${WRITERS:-64}
 MULTI_READERS=${MULTI_READERS:-16}; IDS=${IDS:-100}; WORKLOADS=${WORKLOADS:-hot multi}
 PORT=${PORT:-18095}; OUT=${OUT:-/tmp/counter-gateway-reads}; GATEWAY_JVM=${GATEWAY_JVM:-@conf/jvm.options}
 JAR=$AFTER; BENCH_JAR=$AFTER  # common.sh checks both; nothing here needs the benchmark jar
@@ -49,13 +50,13 @@ load() {
 # read: the SUM lies in [acknowledged, acknowledged + runs × writers]
 declare -A ACKED=([before]=0 [after]=0)
 RUNS=0
-for round in $(seq 1 "$ROUNDS"); do
+for round in $(seq "$ROUND_FROM" $((ROUND_FROM + ROUNDS - 1))); do
   order="before after"; [ $((round % 2)) -eq 0 ] && order="after before"
   for build in $order; do
     jar=$BEFORE; [ "$build" = after ] && jar=$AFTER
     echo "round $round, $build: load $(awk '{print $1, $2, $3}' /proc/loadavg)" | tee -a "$OUT/loads.txt" >&2
     start_gateway "$build-$round" "$jar" "$CONFIG" CG_DATABASE_TABLE="reads_$build" CG_JOURNAL_DIR="$OUT/journal-$build"
-    if [ "$round" = 1 ]; then
+    if [ "$round" = "$ROUND_FROM" ]; then
       curl -s -o /dev/null -H 'Content-Type: application/json' -d "[$SEED]" "$G/v1/increments"
       ACKED[$build]=$((ACKED[$build] + IDS))
     fi
@@ -80,7 +81,7 @@ echo
 echo "| workload | round | before reads/s (p99) | after reads/s (p99) | after / before | commits/s during reads, before / after | non-2xx before / after |"
 echo "|---|---|---:|---:|---:|---|---:|"
 for workload in $WORKLOADS; do
-  for round in $(seq 1 "$ROUNDS"); do
+  for round in $(seq "$ROUND_FROM" $((ROUND_FROM + ROUNDS - 1))); do
     b="before-$workload-reads-$round"; a="after-$workload-reads-$round"
     printf '| %s | %s | %s (%s) | %s (%s) | %s | %s / %s | %s / %s |\n' "$workload" "$round" "$(rps "$b")" "$(p99 "$b")" \
       "$(rps "$a")" "$(p99 "$a")" "$(awk -v a="$(rps "$a")" -v b="$(rps "$b")" 'BEGIN {printf "%.2f", a / b}')" \
