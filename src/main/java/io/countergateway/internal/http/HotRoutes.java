@@ -5,6 +5,7 @@ import io.countergateway.config.NamespaceOptions;
 import io.countergateway.internal.write.IdempotentIncrements;
 import io.countergateway.internal.metrics.HttpRouteMeters;
 import io.countergateway.internal.model.ApiError;
+import io.countergateway.internal.read.LocalReads;
 import io.countergateway.internal.write.AckMode;
 import io.vertx.core.Handler;
 import io.vertx.core.MultiMap;
@@ -13,15 +14,17 @@ import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.http.HttpServerResponse;
+import io.vertx.core.json.JsonObject;
 import io.vertx.core.net.HostAndPort;
 import io.vertx.ext.web.Router;
 
+import java.util.List;
 import java.util.Set;
 import java.util.regex.Pattern;
 
 /**
- * The two hottest routes, {@code GET /v1/beacon/{type}/{id}} and {@code POST /v1/counters/{type}/{id}/increments},
- * taken without the router; every other request, and every one of these this class is not sure of, goes to the
+ * The hottest routes, {@code GET /v1/beacon/{type}/{id}}, {@code POST /v1/counters/{type}/{id}/increments} and
+ * {@code GET /v1/counters/{type}/{id}} of a plain counter, taken without the router; every other request, and every one of these this class is not sure of, goes to the
  * router, which answers it.
  *
  * <p>Why: the router's work per request (matching every route in order, a routing context, the authority check, the
@@ -44,6 +47,7 @@ final class HotRoutes implements Handler<HttpServerRequest> {
   private static final String COUNTERS_PREFIX = "/v1/counters/";
   private static final String INCREMENTS_SUFFIX = "/increments";
   private static final String INCREMENT_ROUTE = "/v1/counters/:type/:id/increments";
+  private static final String READ_ROUTE = "/v1/counters/:type/:id";
   private static final Buffer NO_BODY = Buffer.buffer(0);
   private static final CharSequence EXPECT = HttpHeaders.createOptimized("Expect");
   private static final CharSequence CONTENT_LENGTH = HttpHeaders.createOptimized("Content-Length");
@@ -69,11 +73,14 @@ final class HotRoutes implements Handler<HttpServerRequest> {
   private final boolean authenticates;
   private final long maxBodyBytes;
   private final AllowedHosts hosts;
+  private final LocalReads reads;
 
-  HotRoutes(Router router, IncrementRoutes writes, BodyReader bodies, GatewayConfig config, HttpRouteMeters meters) {
+  HotRoutes(Router router, IncrementRoutes writes, BodyReader bodies, LocalReads reads, GatewayConfig config,
+            HttpRouteMeters meters) {
     this.router = router;
     this.writes = writes;
     this.bodies = bodies;
+    this.reads = reads;
     this.meters = meters;
     this.anyOrigin = config.getHttp().getCorsOrigins().contains("*");
     this.origins = Set.copyOf(config.getHttp().getCorsOrigins());
@@ -84,7 +91,7 @@ final class HotRoutes implements Handler<HttpServerRequest> {
 
   @Override
   public void handle(HttpServerRequest request) {
-    if (!takeBeacon(request) && !takeIncrement(request)) {
+    if (!takeBeacon(request) && !takeIncrement(request) && !takeRead(request)) {
       router.handle(request);
     }
   }
@@ -125,6 +132,45 @@ final class HotRoutes implements Handler<HttpServerRequest> {
       // the same admission as the router's: the body budget, the body deadline (src/DESIGN.md §10)
       bodies.read(request, maxBodyBytes, true, body -> writes.single(type, id, ack, body, response));
     }
+    return true;
+  }
+
+  /**
+   * {@code GET /v1/counters/{type}/{id}} of a plain namespace, without a query: the router's read route
+   * ({@link ReadRoutes#one}) without the router. Not when authentication is on (the read right is the router's to
+   * check), when the path has an escape or a segment to normalise, when the request announces a body or has an
+   * authority the router would refuse, nor when no read verticle serves here yet.
+   */
+  private boolean takeRead(HttpServerRequest request) {
+    if (request.method() != HttpMethod.GET || authenticates || request.query() != null) {
+      return false;
+    }
+    String path = request.path();
+    if (path == null || !path.startsWith(COUNTERS_PREFIX) || path.indexOf('%') >= 0) {
+      return false;
+    }
+    int slash = path.indexOf('/', COUNTERS_PREFIX.length());
+    if (slash < 0 || path.indexOf('/', slash + 1) >= 0) {
+      return false;
+    }
+    String type = path.substring(COUNTERS_PREFIX.length(), slash);
+    String id = path.substring(slash + 1);
+    MultiMap headers = request.headers();
+    String length = headers.get(CONTENT_LENGTH);
+    if (needsNormalising(type) || needsNormalising(id) || headers.contains(TRANSFER_ENCODING)
+      || length != null && !length.equals("0") || !reads.takes(type) || !validAuthority(request)) {
+      return false;
+    }
+    HttpServerResponse response = request.response();
+    meters.recordWhenEnded(response, READ_ROUTE, HttpMethod.GET);
+    reads.read(type, List.of(id)).onComplete(result -> {
+      if (result.succeeded()) {
+        Responses.json(response, 200, new JsonObject().put("type", type).put("id", id).put("value", result.result().get(id))
+          .encode());
+      } else {
+        Responses.error(response, result.cause());
+      }
+    });
     return true;
   }
 

@@ -28,6 +28,7 @@ import org.slf4j.LoggerFactory;
 import io.countergateway.internal.metrics.PrometheusScrape;
 import io.countergateway.internal.uniques.UniqueVisitors;
 import io.countergateway.internal.model.ApiError;
+import io.countergateway.internal.read.LocalReads;
 import io.vertx.core.Handler;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpServer;
@@ -109,7 +110,13 @@ public final class HttpApi {
   public static Handler<HttpServerRequest> requestHandler(Vertx vertx, GatewayServices services, WritePath writes,
                                                           HttpRouteMeters meters, UniqueVisitors uniques) {
     Routes routes = routes(vertx, services, writes, meters, uniques, Timers.of(vertx));
-    return new HotRoutes(routes.router(), routes.writes(), routes.bodies(), services.config(), meters);
+    return new HotRoutes(routes.router(), routes.writes(), routes.bodies(), localReads(services), services.config(),
+      meters);
+  }
+
+  /** The gateway's one way to its read verticles' readers without the event bus. */
+  private static LocalReads localReads(GatewayServices services) {
+    return LocalReads.of(services);
   }
 
   private record Routes(Router router, IncrementRoutes writes, BodyReader bodies) {
@@ -130,7 +137,7 @@ public final class HttpApi {
     IncrementRoutes increments = new IncrementRoutes(services.config(), services.rules(), writes,
       new BeaconFilter(clients, beaconOutcomes(services), services.config()), uniques, bodies,
       services.state().shared(ForwardedPeers.class, ForwardedPeers::new));
-    ReadRoutes reads = new ReadRoutes(client, services.config());
+    ReadRoutes reads = new ReadRoutes(client, localReads(services), services.config());
 
     LiveTokens tokens = liveTokens(vertx, services);
     router.route("/v1/beacon/*").handler(HttpApi::varyByOrigin);

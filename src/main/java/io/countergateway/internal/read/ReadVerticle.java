@@ -42,6 +42,8 @@ public class ReadVerticle extends VerticleBase {
   private HeavyReads heavy;
   private UniqueSketches sketches;
   private CounterReader reader;
+  /** Where this gateway's HTTP routes find {@link #reader} without the event bus. */
+  private LocalReads local;
   private IncrementRules rules;
   private WindowedReads windows;
   private final List<MessageConsumer<?>> consumers = new ArrayList<>();
@@ -66,6 +68,8 @@ public class ReadVerticle extends VerticleBase {
     reader = new CounterReader(store, poolSize, IDS_PER_QUERY,
       services.config().getReads().getCacheMillis(), services.config().getMemoryBounds().readCacheMaxCounters());
     rules = services.rules();
+    local = LocalReads.of(services);
+    local.add(context, reader);
     if (services.config().hasUniques()) {
       sketches = new UniqueSketches(vertx, services.config().getDatabase(), poolSize,
         services.config().getLimits().getRequestTimeoutMs());
@@ -94,6 +98,7 @@ public class ReadVerticle extends VerticleBase {
   @Override
   public Future<?> stop() {
     vertx.cancelTimer(pruneTimer);
+    local.remove(reader);
     return Future.all(consumers.stream().map(MessageConsumer::unregister).toList())
       .eventually(() -> sketches == null ? Future.join(store.close(), health.close()).mapEmpty()
         : Future.join(store.close(), health.close(), sketches.close()).mapEmpty());
@@ -118,13 +123,8 @@ public class ReadVerticle extends VerticleBase {
           JsonObject values = new JsonObject();
           result.result().forEach(values::put);
           message.reply(keyedAsAsked(new JsonObject().put("type", type).put("values", values), asked, ids));
-        } else if (result.cause() instanceof ArithmeticException overflow) {
-          BusErrors.fail(message, new ApiError(500, "counter_overflow", overflow.getMessage(), null));
-        } else if (isTimeout(result.cause())) {
-          BusErrors.fail(message, READ_TIMEOUT);
         } else {
-          LOG.warn("read of {} {} failed: {}", type, ids.size() == 1 ? ids.get(0) : ids.size() + " ids", result.cause().toString());
-          BusErrors.fail(message, ApiError.unavailable("database_unavailable", "the database did not answer the read"));
+          BusErrors.fail(message, readFailure(type, ids, result.cause()));
         }
       });
     } catch (ApiError e) {
@@ -132,6 +132,23 @@ public class ReadVerticle extends VerticleBase {
     } catch (ClassCastException e) {
       BusErrors.fail(message, ApiError.badRequest("invalid_request", "ids", "type must be a string and ids a list of strings"));
     }
+  }
+
+  /** What a failed read of plain counters answers, here and on the HTTP routes' own way to the reader ({@link LocalReads}). */
+  static ApiError readFailure(String type, List<String> ids, Throwable cause) {
+    if (cause instanceof ArithmeticException overflow) {
+      return new ApiError(500, "counter_overflow", overflow.getMessage(), null);
+    }
+    if (isTimeout(cause)) {
+      return READ_TIMEOUT;
+    }
+    LOG.warn("read of {} {} failed: {}", type, ids.size() == 1 ? ids.get(0) : ids.size() + " ids", cause.toString());
+    return ApiError.unavailable("database_unavailable", "the database did not answer the read");
+  }
+
+  /** A read of no ids, or of more than {@code limits.maxReadIds}. */
+  static ApiError invalidIds(int maxReadIds) {
+    return ApiError.badRequest("invalid_ids", "id", "give between 1 and " + maxReadIds + " ids");
   }
 
   /** Range, totals and top-N reads: checked whole before anything is read (see {@link WindowedReads}). */
@@ -216,8 +233,7 @@ public class ReadVerticle extends VerticleBase {
       }
     }
     if (ids.isEmpty() || ids.size() > services.config().getLimits().getMaxReadIds()) {
-      throw ApiError.badRequest("invalid_ids", "id",
-        "give between 1 and " + services.config().getLimits().getMaxReadIds() + " ids");
+      throw invalidIds(services.config().getLimits().getMaxReadIds());
     }
     return ids;
   }

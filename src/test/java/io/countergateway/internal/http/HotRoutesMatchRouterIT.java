@@ -2,6 +2,7 @@ package io.countergateway.internal.http;
 
 import io.countergateway.config.GatewayConfig;
 import io.countergateway.internal.metrics.HttpRouteMeters;
+import io.countergateway.internal.read.ReadVerticle;
 import io.countergateway.internal.runtime.GatewayServices;
 import io.countergateway.internal.runtime.GatewayState;
 import io.countergateway.internal.store.CounterStore;
@@ -48,7 +49,7 @@ import static io.countergateway.testing.GatewayFixture.await;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * {@link HotRoutes} is a fast path in front of the router for two routes, so it must answer exactly as the router
+ * {@link HotRoutes} is a fast path in front of the router for three routes, so it must answer exactly as the router
  * does. A corpus of raw requests (valid, invalid, odd framing) goes to two servers on one event loop: one with the hot
  * routes in front of the router, one with the router alone, each writing its own table through its own write path.
  * Every request must get the same status, the same headers that matter and the same body from both, and both tables
@@ -104,6 +105,8 @@ class HotRoutesMatchRouterIT {
         services.state().keysInFlight(), services.registry()), (type, id) -> Future.succeededFuture(null), store,
         services.state().taken());
       writePaths.add(writes);
+      return vertx.deployVerticle(new ReadVerticle(services, false)).map(id -> writes);
+    }).compose(writes -> {
       HttpRouteMeters meters = new HttpRouteMeters(services.registry());
       Handler<HttpServerRequest> handler = hotRoutes ? HttpApi.requestHandler(vertx, services, writes, meters, null)
         : HttpApi.router(vertx, services, writes);
@@ -241,6 +244,19 @@ class HotRoutesMatchRouterIT {
       + "11170\r\n" + "x".repeat(70_000) + "\r\n0\r\n\r\n");
     requests.add("POST /v1/beacon/pageviews/posted HTTP/1.1\r\n" + host + ua + "Content-Type: text/plain\r\n"
       + "Content-Length: 5\r\n\r\nhello");
+    // reads of a plain counter whose increments were all committed when answered
+    requests.add(post("/v1/counters/downloads/r/increments", host, "application/json", "{\"delta\":4}"));
+    for (String path : List.of("/v1/counters/downloads/r", "/v1/counters/downloads/r?", "/v1/counters/downloads/r?x=1",
+      "/v1/counters/downloads/none", "/v1/counters/nosuch/r", "/v1/counters/downloads/%72", "/v1/counters/downloads/..",
+      "/v1/counters/downloads/r/", "/v1/counters//r", "/v1/counters/downloads/" + "z".repeat(300),
+      "/v1/counters/downloads?id=r&id=none&id=r", "/v1/counters/pageviews/home")) {
+      requests.add("GET " + path + " HTTP/1.1\r\n" + host + "\r\n");
+    }
+    requests.add("HEAD /v1/counters/downloads/r HTTP/1.1\r\n" + host + "\r\n");
+    requests.add("GET /v1/counters/downloads/r HTTP/1.1\r\n" + host + "Content-Length: 3\r\n\r\nabc");
+    requests.add("GET /v1/counters/downloads/r HTTP/1.1\r\n" + host + "Origin: https://evil.example\r\n\r\n");
+    requests.add("GET /v1/counters/downloads/r HTTP/1.1\r\nHost: evil.test\r\n\r\n");
+    requests.add("GET /v1/counters/downloads/r HTTP/1.0\r\n\r\n");
     return requests;
   }
 
@@ -265,6 +281,8 @@ class HotRoutesMatchRouterIT {
       index++;
     }
     assertThat(differences).as("requests answered differently").isEmpty();
+    assertThat(exchange(hotPort, "GET /v1/counters/downloads/r HTTP/1.1\r\nHost: gateway.test\r\n\r\n"))
+      .as("a read answered with its value").startsWith("200 ").contains("\"value\":4");
 
     for (WritePath writes : writePaths) {
       await(EventLoop.call(loop, writes::drain));
