@@ -196,4 +196,20 @@ class WritePathTest {
     assertThat(WritePath.provenNotCounted(new ApiError(504, "outcome_unknown", "", null))).isFalse();
     assertThat(WritePath.provenNotCounted(new ApiError(500, "internal_error", "", null))).isFalse();
   }
+
+  @Test
+  @DisplayName("counters held while their flush is in flight are counted, and none once drained; nothing is left to a journal")
+  void countersHeld() {
+    store.then(new Hold());
+    Future<WriteAnswer> pending = EventLoop.call(loop, () ->
+      writes.submit(WriteRequest.of(List.of(increment("a", 1), increment("b", 2)), AckMode.COMMIT)));
+
+    assertThat(EventLoop.call(loop, writes::countersHeld)).as("held while the first flush is in flight").isPositive();
+    EventLoop.call(loop, store::release);
+    EventLoop.call(loop, () -> writes.drain()).toCompletionStage().toCompletableFuture().join();
+    assertThat(pending.toCompletionStage().toCompletableFuture().join().status()).isEqualTo(200);
+    assertThat(EventLoop.call(loop, writes::countersHeld)).isZero();
+    assertThat(EventLoop.call(loop, writes::leftInJournal)).as("no journal: nothing left to a replay").isFalse();
+    assertThat(EventLoop.call(loop, writes::journalUnreachable)).isFalse();
+  }
 }
