@@ -74,6 +74,13 @@ class WritePathTest {
     }
   }
 
+  /** A batch of a (1) and b (2), ack=commit, its first flush held by the database. */
+  private Future<WriteAnswer> heldBatch() {
+    store.then(new Hold());
+    return EventLoop.call(loop, () ->
+      writes.submit(WriteRequest.of(List.of(increment("a", 1), increment("b", 2)), AckMode.COMMIT)));
+  }
+
   private static Increment increment(String id, long delta) {
     return new Increment(new CounterKey("likes", id), delta);
   }
@@ -116,9 +123,7 @@ class WritePathTest {
   @Test
   @DisplayName("a part in flight at the timeout and a part withdrawn: 504, and the part in flight lands once")
   void inFlightAndWithdrawn() {
-    store.then(new Hold());
-    Future<WriteAnswer> pending = EventLoop.call(loop, () ->
-      writes.submit(WriteRequest.of(List.of(increment("a", 1), increment("b", 2)), AckMode.COMMIT)));
+    Future<WriteAnswer> pending = heldBatch();
     clock.advance(Duration.ofSeconds(11)); // past limits.requestTimeout: the next sweep expires both waiters
     WriteAnswer answer = pending.toCompletionStage().toCompletableFuture().join();
     EventLoop.call(loop, store::release);
@@ -195,5 +200,19 @@ class WritePathTest {
     assertThat(WritePath.provenNotCounted(new ApiError(500, "write_failed", "", null))).isTrue();
     assertThat(WritePath.provenNotCounted(new ApiError(504, "outcome_unknown", "", null))).isFalse();
     assertThat(WritePath.provenNotCounted(new ApiError(500, "internal_error", "", null))).isFalse();
+  }
+
+  @Test
+  @DisplayName("counters held while their flush is in flight are counted, and none once drained; nothing is left to a journal")
+  void countersHeld() {
+    Future<WriteAnswer> pending = heldBatch();
+
+    assertThat(EventLoop.call(loop, writes::countersHeld)).as("held while the first flush is in flight").isPositive();
+    EventLoop.call(loop, store::release);
+    EventLoop.call(loop, () -> writes.drain()).toCompletionStage().toCompletableFuture().join();
+    assertThat(pending.toCompletionStage().toCompletableFuture().join().status()).isEqualTo(200);
+    assertThat(EventLoop.call(loop, writes::countersHeld)).isZero();
+    assertThat(EventLoop.call(loop, writes::leftInJournal)).as("no journal: nothing left to a replay").isFalse();
+    assertThat(EventLoop.call(loop, writes::journalUnreachable)).isFalse();
   }
 }
