@@ -96,7 +96,8 @@ gateway_up() {
   LIFE=$name; LIFE_TABLE=$table; LIFE_SUM0=$(hot_sum "$table"); LIFE_ACKED=0; LIFE_SLACK=0
   GATEWAY_JVM="$GATEWAY_JVM_BASE -Xlog:gc:file=$OUT/gc-$name.log:uptime" start_gateway "$name" "$JAR" "conf/$DB.yaml" \
     CG_DATABASE_TABLE="$table" CG_JOURNAL_DIR="$OUT/journal-$table" \
-    CG_NAMESPACES_PAGEVIEWS_BEACON_PER_CLIENT_PER_MINUTE=0 CG_NAMESPACES_PAGEVIEWS_BEACON_IDS_PER_CLIENT_PER_HOUR=0 "$@"
+    CG_NAMESPACES_PAGEVIEWS_BEACON_PER_CLIENT_PER_MINUTE=0 CG_NAMESPACES_PAGEVIEWS_BEACON_PER_PAGE_PER_MINUTE=0 \
+    CG_NAMESPACES_PAGEVIEWS_BEACON_IDS_PER_CLIENT_PER_HOUR=0 "$@"
 }
 # gateway_down: SIGTERM (which flushes what is pending), then the SUM of its life against what it acknowledged
 gateway_down() {
