@@ -29,16 +29,16 @@ public final class BatchingOptions {
   public static final ConfigKey<Integer> MAX_KEYS = KEYS.define("maxKeys", LOW, INT, 1000, between(1, 10_000),
     "counters per flush: a coalescer holding this many flushes at once");
   /**
-   * While the flushes in flight run, the next batch grows (group commit). A ceiling: the coalescer keeps as many in
-   * flight as the measured round trip calls for, up to it. 4 was the best fixed setting at 0.5 and 2 ms (round 4); on
-   * loopback the rule keeps 1–2, where more cost throughput.
+   * While the flushes in flight run, the next batch grows (group commit). With {@link #ADAPTIVE_IN_FLIGHT} a ceiling
+   * for the measured rule; without, the number always kept. Each writer's slot lane and write pool are sized by it.
    */
-  public static final ConfigKey<Integer> MAX_IN_FLIGHT = KEYS.define("maxInFlight", LOW, INT, 4, between(1, 64),
-    "most flushes in flight per coalescer; with `adaptiveInFlight` it keeps fewer while the database is close "
-      + "(group commit); each writer's slot lane and write pool are this + 1");
-  public static final ConfigKey<Boolean> ADAPTIVE_IN_FLIGHT = KEYS.define("adaptiveInFlight", LOW, BOOLEAN, true, any(),
-    "follow the database's measured round trip with the number of flushes in flight (1 to `maxInFlight`); false "
-      + "keeps `maxInFlight` always");
+  public static final ConfigKey<Integer> MAX_IN_FLIGHT = KEYS.define("maxInFlight", LOW, INT, 1, between(1, 64),
+    "flushes in flight per coalescer (group commit); with `adaptiveInFlight`, the most it keeps; each writer's slot "
+      + "lane and write pool are this + 1");
+  /** Off by default: on 2 shared cores round 5 measured it below the best fixed setting (docs/benchmarks.md). */
+  public static final ConfigKey<Boolean> ADAPTIVE_IN_FLIGHT = KEYS.define("adaptiveInFlight", LOW, BOOLEAN, false, any(),
+    "follow the database's measured round trip with the number of flushes in flight, from 1 up to `maxInFlight`; "
+      + "false keeps `maxInFlight` always");
   /** Far longer than any retry of an ambiguous flush can take, and ten heartbeats of an idle source at least. */
   public static final ConfigKey<Duration> FLUSH_ID_RETENTION = KEYS.define("flushIdRetention", LOW, DURATION,
     Duration.ofDays(1), between(Duration.ofMinutes(1), Duration.ofDays(365)), "a flush source silent this long is closed (an idle one beats every tenth of it, at "
