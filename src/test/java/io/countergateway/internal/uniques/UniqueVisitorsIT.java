@@ -281,8 +281,8 @@ class UniqueVisitorsIT {
     JsonObject rarely = config.copy().put("uniques", new JsonObject().put("flushInterval", "1m"));
     try (GatewayFixture first = GatewayFixture.start(rarely, clock)) {
       visit(List.of(first), "docs", 0, 25, true);
-      // the count is in the table; the sketch waits for its minute, or for the stop, which merges every visit answered
-      assertThat(first.sumInTableReaching("visits", "docs", 25)).as("the count's flush").isEqualTo(25);
+      // no wait: the sketch waits for its minute, or for the stop, which merges every visit it answered (its day's
+      // salt perhaps still on its way)
     }
 
     try (GatewayFixture gateway = GatewayFixture.start(config, clock)) {
