@@ -163,7 +163,8 @@ public class IngestVerticle extends VerticleBase {
       ServerCertificates.forget(vertx, services, server);
     }
     Future<Void> closed = server == null ? Future.succeededFuture() : server.shutdown(timeoutMs, TimeUnit.MILLISECONDS);
-    Future<Void> sketchesDrained = uniques == null ? Future.succeededFuture() : uniques.drain()
+    // sketches drain once the server answers no more beacons: every visit it answered is merged, within the stop's bound
+    Future<Void> sketchesDrained = uniques == null ? Future.succeededFuture() : closed.transform(shut -> uniques.drain())
       .timeout(timeoutMs, TimeUnit.MILLISECONDS)
       .onFailure(e -> LOG.error("shutdown: {} visitor sketches could not be merged within {} ms: {}",
         uniques.pendingSketches(), timeoutMs, e.toString()));

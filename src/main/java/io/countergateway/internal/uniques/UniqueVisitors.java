@@ -51,7 +51,7 @@ public final class UniqueVisitors {
   private static final SecureRandom RANDOM = new SecureRandom();
 
   private final Vertx vertx;
-  private final UniqueSketches store;
+  private final SketchStore store;
   private final UniquesOptions options;
   /** Counter-buckets it holds sketches for between merges (derived from the heap); full, the eldest merges early. */
   private final int maxPendingSketches;
@@ -75,10 +75,17 @@ public final class UniqueVisitors {
   private boolean inFlight;
   private long notBeforeNanos;
   private long timerId = -1;
+  /** Visits answered while their day's salt is being fetched: a drain waits for them, as they are visits it answered. */
+  private int waitingForSalt;
   private Promise<Void> drained;
 
   public UniqueVisitors(Vertx vertx, UniqueSketches store, GatewayConfig config, Clock clock, IntSupplier lane,
                         MeterRegistry registry, int index) {
+    this(vertx, SketchStore.of(store), config, clock, lane, registry, index);
+  }
+
+  UniqueVisitors(Vertx vertx, SketchStore store, GatewayConfig config, Clock clock, IntSupplier lane,
+                 MeterRegistry registry, int index) {
     this.vertx = vertx;
     this.store = store;
     this.options = config.getUniques();
@@ -114,20 +121,22 @@ public final class UniqueVisitors {
     if (Thread.currentThread() != eventLoop) {
       throw new IllegalStateException("unique visitors must be recorded on the event loop of the verticle that created them");
     }
-    if (drained != null) {
-      return;
-    }
     long day = Math.floorDiv(clock.millis(), SECONDS_PER_DAY * 1000);
     byte[] visitor = VisitorHash.visitor(address, userAgent);
     if (day == readyDay) {
       add(page, site, readyHash, visitor);
       return;
     }
+    waitingForSalt++;
     hashOf(day).onComplete(hash -> {
+      waitingForSalt--;
       if (hash.succeeded()) {
         add(page, site, hash.result(), visitor);
       } else {
         droppedNoSalt.increment(2);
+      }
+      if (drained != null) {
+        continueDrain();
       }
     });
   }
@@ -244,7 +253,11 @@ public final class UniqueVisitors {
     });
   }
 
-  /** Merges everything held; new visits are no longer taken. The caller bounds the wait. */
+  /**
+   * Merges everything held, the visits still waiting for their day's salt included, and completes once none is left.
+   * The caller calls it once no beacon is answered any more (the HTTP server closed) and bounds the wait; a merge that
+   * fails meanwhile is retried with the writes' backoff.
+   */
   public Future<Void> drain() {
     if (drained == null) {
       drained = Promise.promise();
@@ -255,7 +268,7 @@ public final class UniqueVisitors {
   }
 
   private void continueDrain() {
-    if (inFlight) {
+    if (inFlight || waitingForSalt > 0) {
       return;
     }
     if (pending.isEmpty() && setAside.isEmpty()) {
