@@ -24,8 +24,8 @@ import java.util.regex.Pattern;
 
 /**
  * The hottest routes, {@code GET /v1/beacon/{type}/{id}}, {@code POST /v1/counters/{type}/{id}/increments} and
- * {@code GET /v1/counters/{type}/{id}} of a plain counter, taken without the router; every other request, and every one of these this class is not sure of, goes to the
- * router, which answers it.
+ * {@code GET /v1/counters/{type}/{id}} of a plain counter, taken without the router; every other request, and every
+ * one of these this class is not sure of, goes to the router, which answers it.
  *
  * <p>Why: the router's work per request (matching every route in order, a routing context, the authority check, the
  * CORS and body handlers) cost a beacon about a fifth of its throughput (measured with a profiler). Here a request costs one

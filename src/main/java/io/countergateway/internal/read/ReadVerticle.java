@@ -134,7 +134,10 @@ public class ReadVerticle extends VerticleBase {
     }
   }
 
-  /** What a failed read of plain counters answers, here and on the HTTP routes' own way to the reader ({@link LocalReads}). */
+  /**
+   * What a failed read answers (of {@code ids}, or of a window when none are named), here and on the HTTP routes' own
+   * way to the reader ({@link LocalReads}).
+   */
   static ApiError readFailure(String type, List<String> ids, Throwable cause) {
     if (cause instanceof ArithmeticException overflow) {
       return new ApiError(500, "counter_overflow", overflow.getMessage(), null);
@@ -142,7 +145,8 @@ public class ReadVerticle extends VerticleBase {
     if (isTimeout(cause)) {
       return READ_TIMEOUT;
     }
-    LOG.warn("read of {} {} failed: {}", type, ids.size() == 1 ? ids.get(0) : ids.size() + " ids", cause.toString());
+    String what = ids.isEmpty() ? type : type + " " + (ids.size() == 1 ? ids.get(0) : ids.size() + " ids");
+    LOG.warn("read of {} failed: {}", what, cause.toString());
     return ApiError.unavailable("database_unavailable", "the database did not answer the read");
   }
 
@@ -192,16 +196,7 @@ public class ReadVerticle extends VerticleBase {
   }
 
   private static void replyReadFailure(Message<JsonObject> message, String type, Throwable cause) {
-    if (cause instanceof ArithmeticException overflow) {
-      BusErrors.fail(message, new ApiError(500, "counter_overflow", overflow.getMessage(), null));
-    } else if (cause instanceof ApiError refused) {
-      BusErrors.fail(message, refused);
-    } else if (isTimeout(cause)) {
-      BusErrors.fail(message, READ_TIMEOUT);
-    } else {
-      LOG.warn("read of {} failed: {}", type, cause.toString());
-      BusErrors.fail(message, ApiError.unavailable("database_unavailable", "the database did not answer the read"));
-    }
+    BusErrors.fail(message, cause instanceof ApiError refused ? refused : readFailure(type, List.of(), cause));
   }
 
   /** A read that ran out of time failed; the database is not down for that (no pool was replaced). */
