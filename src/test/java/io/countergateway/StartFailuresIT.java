@@ -3,8 +3,8 @@ package io.countergateway;
 import io.countergateway.config.ConfigLoader;
 import io.countergateway.internal.store.EmbeddedPostgresServer;
 import io.countergateway.testing.DirectSql;
+import io.countergateway.testing.FreePorts;
 import io.countergateway.testing.GatewayFixture;
-import io.countergateway.testing.GatewayProcess;
 import io.countergateway.testing.TestDatabases;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
@@ -105,7 +105,7 @@ class StartFailuresIT {
     Files.writeString(yamlError, "http:\n  port: 8080\n  host: [127.0.0.1\nnamespaces:\n  likes: {}\n");
     int postgresPort = TestDatabases.postgres().getInteger("port");
     int mariaDbPort = TestDatabases.mariadb().getInteger("port");
-    int nobody = GatewayProcess.freePort();
+    int nobody = FreePorts.take();
 
     Map<String, CompletableFuture<Run>> runs = new LinkedHashMap<>();
     ExecutorService pool = Executors.newFixedThreadPool(4);

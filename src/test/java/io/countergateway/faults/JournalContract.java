@@ -1,5 +1,6 @@
 package io.countergateway.faults;
 
+import io.countergateway.testing.FreePorts;
 import io.countergateway.testing.GatewayFixture;
 import io.countergateway.testing.GatewayProcess;
 import io.countergateway.testing.Ledger;
@@ -121,7 +122,7 @@ abstract class JournalContract extends JournalProcessSuite {
   @DisplayName("beacons answered 204 while the database is read-only survive SIGTERM and a torn journal tail: SUM = 204s after the restart")
   void outageStopRestart() throws IOException {
     FaultDatabase db = database();
-    int port = GatewayProcess.freePort();
+    int port = FreePorts.take();
     JsonObject config = processConfig(db.writerConfig(tools), port);
     String journalDir = config.getJsonObject("journal").getString("dir");
     String prefix = Faults.uniquePrefix("jstop");
@@ -168,7 +169,7 @@ abstract class JournalContract extends JournalProcessSuite {
   @DisplayName("kill -9 in the middle of a load: after the restart every 200, 202 and 204 is counted exactly once")
   void killMidLoad() {
     FaultDatabase db = database();
-    int port = GatewayProcess.freePort();
+    int port = FreePorts.take();
     String prefix = Faults.uniquePrefix("jkill");
     JsonObject config = processConfig(db.config(), port);
     try (GatewayProcess gateway = GatewayProcess.start("journal-kill-" + db.name().toLowerCase(), config)) {

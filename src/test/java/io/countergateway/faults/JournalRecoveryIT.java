@@ -4,6 +4,7 @@ import io.countergateway.config.ConfigLoader;
 import io.countergateway.config.GatewayConfig;
 import io.countergateway.config.JournalOptions;
 import io.countergateway.faults.IncrementLoad.Outcome;
+import io.countergateway.testing.FreePorts;
 import io.countergateway.testing.GatewayProcess;
 import io.countergateway.testing.JournalFaultShim;
 import io.countergateway.testing.JournalSegments;
@@ -75,7 +76,7 @@ class JournalRecoveryIT extends JournalProcessSuite {
   void failedJournalIsNever202(String mode) {
     FaultDatabase db = database();
     String table = table("fault_jrec_eio");
-    int port = GatewayProcess.freePort();
+    int port = FreePorts.take();
     JournalFaultShim shim = JournalFaultShim.create();
     JsonObject config = processConfig(db.config(), table, port);
     String prefix = Faults.uniquePrefix("eio");
@@ -130,7 +131,7 @@ class JournalRecoveryIT extends JournalProcessSuite {
   void directoryRemoved(boolean databaseRefusing) throws IOException {
     FaultDatabase db = database();
     String table = table("fault_jrec_rmdir");
-    int port = GatewayProcess.freePort();
+    int port = FreePorts.take();
     JsonObject config = processConfig(db.writerConfig(tools), table, port);
     Path dir = Path.of(config.getJsonObject("journal").getString("dir"));
     String prefix = Faults.uniquePrefix("rmdir");
@@ -201,7 +202,7 @@ class JournalRecoveryIT extends JournalProcessSuite {
   private void flippedByte(boolean outage) {
     FaultDatabase db = database();
     String table = table("fault_jrec_flip");
-    int port = GatewayProcess.freePort();
+    int port = FreePorts.take();
     JsonObject config = processConfig(outage ? db.writerConfig(tools) : db.config(), table, port);
     // flushes of many increments each: the flush formed after the damaged frame takes increments journaled before it
     config.getJsonObject("batching").put("maxDelay", "50ms");
@@ -286,7 +287,7 @@ class JournalRecoveryIT extends JournalProcessSuite {
       "a 1 MiB tmpfs needs root: " + new String(mounting.getInputStream().readAllBytes()));
     FaultDatabase db = database();
     String table = table("fault_jrec_full");
-    int port = GatewayProcess.freePort();
+    int port = FreePorts.take();
     JsonObject config = processConfig(db.writerConfig(tools), table, port);
     config.getJsonObject("journal").put("dir", mount.toString()).put("segmentBytes", 65_536).put("fsync", "everyMs");
     String prefix = Faults.uniquePrefix("full");
@@ -350,7 +351,7 @@ class JournalRecoveryIT extends JournalProcessSuite {
   /** A gateway takes {@code downloads} and {@code likes} increments during an outage; SIGTERM, or kill -9 if {@code kill}. */
   private Held heldAcrossStop(String name, String table, boolean kill) {
     FaultDatabase db = database();
-    int port = GatewayProcess.freePort();
+    int port = FreePorts.take();
     JsonObject config = processConfig(db.writerConfig(tools), table, port);
     String prefix = Faults.uniquePrefix(name);
     Ledger downloads = Ledger.named(name + " downloads");

@@ -1,6 +1,7 @@
 package io.countergateway.faults;
 
 import io.countergateway.faults.IncrementLoad.Outcome;
+import io.countergateway.testing.FreePorts;
 import io.countergateway.testing.GatewayFixture;
 import io.countergateway.testing.GatewayProcess;
 import io.countergateway.testing.JournalFaultShim;
@@ -125,7 +126,7 @@ abstract class RecoveryContract extends JournalProcessSuite {
 
   private void boundedStart(boolean outage) {
     FaultDatabase db = database();
-    int port = GatewayProcess.freePort();
+    int port = FreePorts.take();
     String table = table("fault_rec_t7");
     JsonObject config = processConfig(outage ? db.writerConfig(tools) : db.config(), table, port);
     // frames are the same under every policy; everyMs only makes the load that writes them quicker
@@ -189,7 +190,7 @@ abstract class RecoveryContract extends JournalProcessSuite {
   void replayAfterPruneDeletedTheSource() {
     FaultDatabase db = database();
     String table = table("fault_rec_pruned");
-    int port = GatewayProcess.freePort();
+    int port = FreePorts.take();
     ChaosProxy proxy = new ChaosProxy(tools, db.config().getInteger("port"), db == FaultDatabase.POSTGRES);
     int proxyPort = await(proxy.start(), 30);
     JsonObject config = processConfig(db.config().copy().put("port", proxyPort), table, port);
@@ -243,8 +244,8 @@ abstract class RecoveryContract extends JournalProcessSuite {
   void neverSentAfterALongOutage() {
     FaultDatabase db = database();
     String table = table("fault_rec_neversent");
-    int port = GatewayProcess.freePort();
-    RefusingProxy proxy = new RefusingProxy(tools, db.config().getInteger("port"), GatewayProcess.freePort());
+    int port = FreePorts.take();
+    RefusingProxy proxy = new RefusingProxy(tools, db.config().getInteger("port"), FreePorts.take());
     int proxyPort = proxyPort(proxy);
     JsonObject config = processConfig(db.config().copy().put("port", proxyPort), table, port);
     String prefix = Faults.uniquePrefix("neversent");
@@ -294,7 +295,7 @@ abstract class RecoveryContract extends JournalProcessSuite {
   void crashOnlyAfterJournalFailure() {
     FaultDatabase db = database();
     String table = table("fault_rec_crashonly");
-    int port = GatewayProcess.freePort();
+    int port = FreePorts.take();
     JournalFaultShim shim = JournalFaultShim.create();
     JsonObject config = processConfig(db.config(), table, port);
     String prefix = Faults.uniquePrefix("crashonly");
@@ -331,7 +332,7 @@ abstract class RecoveryContract extends JournalProcessSuite {
   void stopAfterJournalFailure() {
     FaultDatabase db = database();
     String table = table("fault_rec_jfail");
-    int port = GatewayProcess.freePort();
+    int port = FreePorts.take();
     JournalFaultShim shim = JournalFaultShim.create();
     ChaosProxy proxy = new ChaosProxy(tools, db.config().getInteger("port"), db == FaultDatabase.POSTGRES);
     int proxyPort = await(proxy.start(), 30);
@@ -373,7 +374,7 @@ abstract class RecoveryContract extends JournalProcessSuite {
   void crashRightAfterReplay() {
     FaultDatabase db = database();
     String table = table("fault_rec_rereplay");
-    int port = GatewayProcess.freePort();
+    int port = FreePorts.take();
     JournalFaultShim shim = JournalFaultShim.create();
     JsonObject config = processConfig(db.writerConfig(tools), table, port);
     String prefix = Faults.uniquePrefix("rereplay");

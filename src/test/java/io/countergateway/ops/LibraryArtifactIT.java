@@ -1,6 +1,6 @@
 package io.countergateway.ops;
 
-import io.countergateway.testing.GatewayProcess;
+import io.countergateway.testing.FreePorts;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -161,7 +161,7 @@ class LibraryArtifactIT {
   private static Consumer runConsumer(List<String> jars, String name) throws Exception {
     Path home = Files.createDirectories(dir.resolve(name));
     return run(jars, home, CONSUMER, "Consumer", home.resolve("data").toString(), home.resolve("journal").toString(),
-      Integer.toString(GatewayProcess.freePort()));
+      Integer.toString(FreePorts.take()));
   }
 
   /** Compiles {@code source} against {@code jars} and runs {@code mainClass} in its own JVM, in {@code home}. */

@@ -1,5 +1,6 @@
 package io.countergateway.security;
 
+import io.countergateway.testing.FreePorts;
 import io.countergateway.testing.GatewayFixture;
 import io.countergateway.testing.GatewayProcess;
 import io.countergateway.testing.TestDatabases;
@@ -46,7 +47,7 @@ class BodyFloodIT {
 
   @BeforeAll
   void start() {
-    port = GatewayProcess.freePort();
+    port = FreePorts.take();
     JsonObject config = GatewayFixture.baseConfig(TestDatabases.postgres(), "flood_counters");
     config.getJsonObject("http").put("port", port);
     config.put("auth", new JsonObject().put("tokens", new JsonArray().add(WRITER + ":write")));

@@ -4,7 +4,6 @@ import io.vertx.core.json.JsonObject;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
@@ -204,14 +203,6 @@ public final class GatewayProcess implements AutoCloseable {
   public void close() {
     if (process.isAlive()) {
       kill();
-    }
-  }
-
-  public static int freePort() {
-    try (ServerSocket socket = new ServerSocket(0)) {
-      return socket.getLocalPort();
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
     }
   }
 

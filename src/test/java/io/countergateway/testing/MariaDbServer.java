@@ -3,8 +3,6 @@ package io.countergateway.testing;
 import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -12,7 +10,6 @@ import java.nio.file.Paths;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -30,12 +27,6 @@ final class MariaDbServer {
   static final String PID_FILE = "mariadbd.pid";
   /** Where Debian puts them: {@code /usr/sbin} is not on every user's PATH. */
   private static final List<Path> PLACES = List.of(Paths.get("/usr/sbin"), Paths.get("/usr/bin"));
-  /**
-   * Below Linux's ephemeral range (32768-60999 by default): while the server is stopped for an outage test, no
-   * outgoing connection of the gateway can be given its port, so it always starts again where the tests expect it.
-   */
-  private static final int PORTS_FROM = 20_000;
-  private static final int PORTS_TO = 32_000;
   private static final Duration START_WAIT = Duration.ofSeconds(120);
   private static final Duration STOP_WAIT = Duration.ofSeconds(60);
   /** What the server writes to its error log once it accepts connections. */
@@ -79,7 +70,7 @@ final class MariaDbServer {
     try {
       TestDatabases.deleteRecursively(home.resolve("data"));
       Files.createDirectories(home.resolve("tmp"));
-      MariaDbServer server = new MariaDbServer(home, mariadbd, freePort(), extraArguments);
+      MariaDbServer server = new MariaDbServer(home, mariadbd, FreePorts.take(), extraArguments);
       server.installData(installDb);
       return server;
     } catch (IOException e) {
@@ -264,19 +255,5 @@ final class MariaDbServer {
     byte[] all = Files.readAllBytes(log);
     return new String(all, (int) Math.min(offset, all.length), (int) Math.max(0, all.length - offset),
       StandardCharsets.UTF_8);
-  }
-
-  /** A port of {@link #PORTS_FROM}..{@link #PORTS_TO} that nothing listens on now, on loopback. */
-  private static int freePort() {
-    ThreadLocalRandom random = ThreadLocalRandom.current();
-    for (int attempt = 0; attempt < 200; attempt++) {
-      int candidate = random.nextInt(PORTS_FROM, PORTS_TO);
-      try (ServerSocket probe = new ServerSocket(candidate, 1, InetAddress.getByName("127.0.0.1"))) {
-        return candidate;
-      } catch (IOException taken) {
-        // another one
-      }
-    }
-    throw new IllegalStateException("no free port for the test MariaDB between " + PORTS_FROM + " and " + PORTS_TO);
   }
 }

@@ -6,7 +6,6 @@ import org.junit.jupiter.api.Assumptions;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -50,7 +49,7 @@ public final class PgBouncer implements AutoCloseable {
       Path directory = Files.createTempDirectory("pgbouncer-", PosixFilePermissions.asFileAttribute(
         PosixFilePermissions.fromString("rwxrwxrwx")));
       Files.setPosixFilePermissions(directory, PosixFilePermissions.fromString("rwxrwxrwx"));
-      int port = freePort();
+      int port = FreePorts.take();
       String database = server.getString("name");
       Files.writeString(directory.resolve("users.txt"), "\"" + server.getString("user") + "\" \"\"\n");
       Files.writeString(directory.resolve("pgbouncer.ini"), String.join("\n",
@@ -126,12 +125,6 @@ public final class PgBouncer implements AutoCloseable {
     }
     close();
     throw new IllegalStateException("pgbouncer did not listen on " + port + " within 10 s: " + log());
-  }
-
-  private static int freePort() throws IOException {
-    try (ServerSocket socket = new ServerSocket(0)) {
-      return socket.getLocalPort();
-    }
   }
 
   @Override

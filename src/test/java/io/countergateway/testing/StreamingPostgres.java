@@ -5,7 +5,6 @@ import io.vertx.core.json.JsonObject;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -55,7 +54,7 @@ public final class StreamingPostgres implements AutoCloseable {
     try {
       Path home = Files.createTempDirectory("cg-streaming-");
       Files.setOwner(home, home.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByName(USER));
-      StreamingPostgres pair = new StreamingPostgres(bin, home, freePort(), freePort());
+      StreamingPostgres pair = new StreamingPostgres(bin, home, FreePorts.take(), FreePorts.take());
       try {
         pair.make(database, synchronous, primarySettings);
       } catch (RuntimeException | IOException e) {
@@ -209,12 +208,6 @@ public final class StreamingPostgres implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IllegalStateException(e);
-    }
-  }
-
-  private static int freePort() throws IOException {
-    try (ServerSocket socket = new ServerSocket(0)) {
-      return socket.getLocalPort();
     }
   }
 

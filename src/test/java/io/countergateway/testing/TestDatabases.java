@@ -45,7 +45,7 @@ public final class TestDatabases {
   private static final Path MARIADB_HOME = TARGET.resolve("test-mariadb");
   private static final long TIMEOUT_SECONDS = 60;
 
-  // PostgreSQL: the port is chosen at the first start and kept for restarts.
+  // PostgreSQL: the port is chosen before the first start (FreePorts) and kept for restarts.
   private static EmbeddedPostgresServer postgres;
   private static int postgresPort;
 
@@ -120,13 +120,17 @@ public final class TestDatabases {
   }
 
   private static void startPostgres() {
-    if (postgresPort == 0) { // first start in this JVM: begin with no data
+    int port = postgresPort;
+    if (port == 0) { // first start in this JVM: begin with no data
       claim(PG_DATA.getParent());
       stopOrphan(PG_DATA.resolve("postmaster.pid"), "/postgres");
       deleteRecursively(PG_DATA);
+      // not one the server picks: that one is ephemeral, and an outgoing connection may take it while an outage
+      // test has the server stopped
+      port = FreePorts.take();
     }
-    postgres = EmbeddedPostgresServer.start(PG_DATA, postgresPort, DATABASE);
-    postgresPort = postgres.port();
+    postgres = EmbeddedPostgresServer.start(PG_DATA, port, DATABASE);
+    postgresPort = port;
   }
 
   private static void startMariaDb() {

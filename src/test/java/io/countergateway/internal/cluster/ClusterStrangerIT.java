@@ -13,6 +13,7 @@ import io.countergateway.config.GatewayConfig;
 import io.countergateway.internal.bus.Addresses;
 import io.countergateway.testing.ClusterCredentials;
 import io.countergateway.testing.DirectSql;
+import io.countergateway.testing.FreePorts;
 import io.countergateway.testing.GatewayFixture;
 import io.countergateway.testing.GatewayProcess;
 import io.countergateway.testing.TestDatabases;
@@ -82,7 +83,7 @@ class ClusterStrangerIT {
     logged.start();
     root().addAppender(logged);
     ClusterCredentials credentials = ClusterCredentials.create();
-    List<Integer> ports = List.of(GatewayProcess.freePort(), GatewayProcess.freePort(), GatewayProcess.freePort());
+    List<Integer> ports = List.of(FreePorts.take(), FreePorts.take(), FreePorts.take());
     gatewayClusterPort = ports.get(0);
     JsonArray members = new JsonArray(ports.stream().map(port -> "127.0.0.1:" + port).toList());
     GatewayConfig config = GatewayConfig.fromJson(GatewayFixture.baseConfig(TestDatabases.postgres(), TABLE)

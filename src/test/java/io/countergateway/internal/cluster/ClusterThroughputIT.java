@@ -5,6 +5,7 @@ import io.countergateway.Gateway;
 import io.countergateway.config.ClusterOptions;
 import io.countergateway.config.GatewayConfig;
 import io.countergateway.testing.ClusterCredentials;
+import io.countergateway.testing.FreePorts;
 import io.countergateway.testing.GatewayFixture;
 import io.countergateway.testing.GatewayProcess;
 import io.countergateway.testing.TestDatabases;
@@ -57,8 +58,8 @@ class ClusterThroughputIT {
     await(gateway.stop());
     await(local.close());
 
-    int gatewayPort = GatewayProcess.freePort();
-    int clientPort = GatewayProcess.freePort();
+    int gatewayPort = FreePorts.take();
+    int clientPort = FreePorts.take();
     List<String> members = List.of("127.0.0.1:" + gatewayPort, "127.0.0.1:" + clientPort);
     // as a deployment runs it: TLS with client certificates, membership by the secret
     ClusterCredentials credentials = ClusterCredentials.create();

@@ -6,6 +6,7 @@ import io.countergateway.CounterException;
 import io.countergateway.internal.bus.Addresses;
 import io.countergateway.config.ClusterOptions;
 import io.countergateway.testing.ClusterCredentials;
+import io.countergateway.testing.FreePorts;
 import io.countergateway.testing.GatewayFixture;
 import io.countergateway.testing.GatewayProcess;
 import io.countergateway.testing.TestDatabases;
@@ -60,7 +61,7 @@ class ClusteredEventBusIT {
   @BeforeAll
   void startCluster() {
     JsonObject database = TestDatabases.postgres();
-    List<Integer> ports = List.of(GatewayProcess.freePort(), GatewayProcess.freePort(), GatewayProcess.freePort());
+    List<Integer> ports = List.of(FreePorts.take(), FreePorts.take(), FreePorts.take());
     List<String> members = ports.stream().map(port -> "127.0.0.1:" + port).toList();
     ClusterCredentials credentials = ClusterCredentials.create();
     for (int i = 0; i < 2; i++) {

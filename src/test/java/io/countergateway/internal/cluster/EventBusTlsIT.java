@@ -7,6 +7,7 @@ import io.countergateway.config.ClusterOptions;
 import io.countergateway.config.GatewayConfig;
 import io.countergateway.testing.ClusterCredentials;
 import io.countergateway.testing.DirectSql;
+import io.countergateway.testing.FreePorts;
 import io.countergateway.testing.GatewayFixture;
 import io.countergateway.testing.GatewayProcess;
 import io.countergateway.testing.TestCertificates;
@@ -66,8 +67,7 @@ class EventBusTlsIT {
     own.issue("impostor", "127.0.0.1").write(dir.resolve("impostor.crt"), dir.resolve("impostor.key"));
     Path ownCa = own.writeCertificate(dir.resolve("impostor-ca.crt"));
 
-    List<Integer> ports = List.of(GatewayProcess.freePort(), GatewayProcess.freePort(), GatewayProcess.freePort(),
-      GatewayProcess.freePort());
+    List<Integer> ports = List.of(FreePorts.take(), FreePorts.take(), FreePorts.take(), FreePorts.take());
     JsonArray members = new JsonArray(ports.stream().map(port -> "127.0.0.1:" + port).toList());
     JsonObject database = TestDatabases.postgres();
     JsonObject raw = GatewayFixture.baseConfig(database, TABLE)

@@ -1,5 +1,6 @@
 package io.countergateway.internal.cluster;
 
+import io.countergateway.testing.FreePorts;
 import io.countergateway.testing.GatewayFixture;
 import io.countergateway.testing.GatewayProcess;
 import io.countergateway.testing.Ledger;
@@ -71,7 +72,7 @@ class RollingRestartIT {
     JsonObject database = postgres ? TestDatabases.postgres() : TestDatabases.mariadb();
     List<Integer> ports = new ArrayList<>();
     for (int i = 0; i < 3; i++) {
-      int port = GatewayProcess.freePort();
+      int port = FreePorts.take();
       ports.add(port);
       JsonObject config = GatewayFixture.baseConfig(database, TABLE);
       config.getJsonObject("http").put("port", port);

@@ -1,7 +1,7 @@
 package io.countergateway.internal.http;
 
+import io.countergateway.testing.FreePorts;
 import io.countergateway.testing.GatewayFixture;
-import io.countergateway.testing.GatewayProcess;
 import io.countergateway.testing.TestDatabases;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.JsonObject;
@@ -25,7 +25,7 @@ class ManagementPortIT {
   @BeforeAll
   void start() {
     JsonObject config = GatewayFixture.baseConfig(TestDatabases.postgres(), "management_counters");
-    config.put("management", new JsonObject().put("port", GatewayProcess.freePort()));
+    config.put("management", new JsonObject().put("port", FreePorts.take()));
     gateway = GatewayFixture.start(config);
     management = gateway.gateway.managementPort();
   }
