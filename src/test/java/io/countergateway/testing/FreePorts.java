@@ -1,11 +1,11 @@
 package io.countergateway.testing;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
@@ -15,6 +15,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.IntSupplier;
 
 /**
  * Ports for the servers a test starts on a port it must know before the server binds it: a Hazelcast member (each
@@ -44,9 +45,13 @@ public final class FreePorts {
 
   /** A port of {@value #FROM} up to Linux's ephemeral range, reserved for this JVM, that nothing listens on now. */
   public static int take() {
-    ThreadLocalRandom random = ThreadLocalRandom.current();
+    return take(() -> ThreadLocalRandom.current().nextInt(FROM, TO));
+  }
+
+  /** The first of {@code candidates} (each in the range) that is not handed out, not reserved, and not listened on. */
+  static int take(IntSupplier candidates) {
     for (int attempt = 0; attempt < 1_000; attempt++) {
-      int candidate = random.nextInt(FROM, TO);
+      int candidate = candidates.getAsInt();
       if (HANDED_OUT.add(candidate) && reserve(candidate) && nothingListens(candidate)) {
         return candidate;
       }
@@ -54,21 +59,44 @@ public final class FreePorts {
     throw new IllegalStateException("no free port between " + FROM + " and " + TO);
   }
 
-  /** Whether this JVM now holds the machine-wide reservation of {@code port}; false when another test JVM does. */
+  /** Whether this JVM has handed {@code port} out (or passed over it). */
+  static boolean handedOut(int port) {
+    return HANDED_OUT.contains(port);
+  }
+
+  /** Where a port is below: the start of Linux's ephemeral range. */
+  static int end() {
+    return TO;
+  }
+
+  /** The file whose lock reserves {@code port}. */
+  static Path lockFile(int port) {
+    return LOCKS.resolve(port + ".lock");
+  }
+
+  /**
+   * Whether this JVM now holds the machine-wide reservation of {@code port}: false when another test JVM (or another
+   * holder in this one) does.
+   */
   private static boolean reserve(int port) {
     try {
       Files.createDirectories(LOCKS);
-      FileChannel channel = FileChannel.open(LOCKS.resolve(port + ".lock"), StandardOpenOption.CREATE,
-        StandardOpenOption.WRITE);
-      FileLock lock = channel.tryLock();
+      FileChannel channel = FileChannel.open(lockFile(port), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+      FileLock lock;
+      try {
+        lock = channel.tryLock();
+      } catch (OverlappingFileLockException heldHere) {
+        lock = null;
+      }
       if (lock == null) {
         channel.close();
         return false;
       }
       RESERVED.add(channel);
       return true;
-    } catch (IOException e) {
-      throw new UncheckedIOException("cannot reserve test port " + port + " under " + LOCKS, e);
+    } catch (IOException unwritable) {
+      // a directory another user made: no reservation across JVMs, the port is still below the ephemeral range
+      return true;
     }
   }
 
