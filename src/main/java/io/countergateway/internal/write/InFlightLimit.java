@@ -10,15 +10,18 @@ import java.util.function.LongSupplier;
  * time a count waited, from arriving to committed (Kleinrock's throughput ÷ delay). Clients that wait for their
  * answer send more when their answers come sooner, so there it is throughput; traffic that arrives at its own rate
  * commits at that rate whatever the limit, so there it is the wait. A count's wait is estimated per flush as half the
- * time since the flush before it was sent (its counts arrived over that time) plus the flush's round trip. The rule
- * holds the limit for {@link #HOLD_PERIODS} periods of {@link #PERIOD_NANOS}, then tries one more in flight, and if
- * that did not pay one fewer, each for {@link #PROBE_PERIODS} periods; a try whose power beats the held one by
- * {@link #MARGIN} becomes the limit and the next step the same way is tried at once. Measured rather than modelled:
- * it sees every cost of another flush in flight, the database's queue as well as the gateway's CPU per flush (more,
- * smaller flushes), and a machine's scheduling delay slows every limit alike. A try that lost waits 1, 2, then
- * {@link #MOST_SKIPPED} cycles before that side is tried again, so a settled limit spends little time on tries. A
- * failed write halves the limit: a failing or overloaded database gets fewer retries at once. Fixed
- * ({@code batching.adaptiveInFlight: false}) it is always the ceiling.
+ * time since the flush before it was sent (its counts arrived over that time) plus the flush's round trip.
+ *
+ * <p>It starts at the ceiling and holds the limit for {@link #HOLD_PERIODS} periods of {@link #PERIOD_NANOS}, then
+ * tries one fewer in flight, and if that did not pay one more, each for {@link #PROBE_PERIODS} periods. One fewer is
+ * kept only if its power beats the held one by {@link #MARGIN}; one more is kept unless it falls short by as much:
+ * a flush in flight costs a connection and a slot the ceiling already grants, while too few costs the full distance
+ * on every flush, and on a busy machine the round trip is mostly scheduling delay that more in flight overlaps like
+ * distance. A kept try is followed at once by the next step the same way. Measured rather than modelled, it sees
+ * every cost of another flush in flight, the database's queue as well as the gateway's CPU per flush (more, smaller
+ * flushes). A try that lost waits 1, 2, then {@link #MOST_SKIPPED} cycles before that side is tried again, so a
+ * settled limit spends little time on tries. A failed write halves the limit: a failing or overloaded database gets
+ * fewer retries at once. Fixed ({@code batching.adaptiveInFlight: false}) it is always the ceiling.
  */
 final class InFlightLimit {
   /** Many flushes long at any distance the limit matters for, short enough to settle within a second or two. */
@@ -27,7 +30,7 @@ final class InFlightLimit {
   static final int MIN_WRITES = 4;
   static final int HOLD_PERIODS = 4;
   static final int PROBE_PERIODS = 2;
-  /** Above a busy machine's noise between two stretches of the same limit. */
+  /** Above most of a busy machine's noise between two stretches of the same limit. */
   static final double MARGIN = 0.05;
   static final int MOST_SKIPPED = 4;
 
@@ -81,12 +84,12 @@ final class InFlightLimit {
     }
   }
 
-  /** Starts at one, as a fixed setting of 1 would run, and tries more after its first period. */
+  /** Starts at the ceiling, as the fixed setting would run, and tries fewer after its first period. */
   InFlightLimit(int ceiling, boolean adaptive, LongSupplier nanoClock) {
     this.ceiling = Math.max(1, ceiling);
     this.adaptive = adaptive;
     this.nanoClock = nanoClock;
-    this.limit = adaptive ? 1 : this.ceiling;
+    this.limit = this.ceiling;
     this.periodStart = nanoClock.getAsLong();
     this.lastSent = periodStart;
   }
@@ -152,25 +155,8 @@ final class InFlightLimit {
     switch (phase) {
       case HOLD -> {
         reference = power;
-        if (!tryUp() && !tryDown()) {
+        if (!tryDown() && !tryUp()) {
           hold();
-        }
-      }
-      case UP -> {
-        if (power > reference * (1 + MARGIN)) {
-          reference = power;
-          upSkipped = 0;
-          climbing = true;
-          if (!tryUp()) {
-            hold();
-          }
-        } else {
-          limit = held;
-          upSkipped = Math.min(MOST_SKIPPED, Math.max(1, 2 * upSkipped));
-          upWait = upSkipped;
-          if (climbing || !tryDown()) {
-            hold();
-          }
         }
       }
       case DOWN -> {
@@ -185,6 +171,23 @@ final class InFlightLimit {
           limit = held;
           downSkipped = Math.min(MOST_SKIPPED, Math.max(1, 2 * downSkipped));
           downWait = downSkipped;
+          if (climbing || !tryUp()) {
+            hold();
+          }
+        }
+      }
+      case UP -> {
+        if (power >= reference * (1 - MARGIN)) {
+          reference = power;
+          upSkipped = 0;
+          climbing = true;
+          if (!tryUp()) {
+            hold();
+          }
+        } else {
+          limit = held;
+          upSkipped = Math.min(MOST_SKIPPED, Math.max(1, 2 * upSkipped));
+          upWait = upSkipped;
           hold();
         }
       }
@@ -196,7 +199,7 @@ final class InFlightLimit {
     if (limit >= ceiling) {
       return false;
     }
-    if (phase == Phase.HOLD && upWait > 0) {
+    if (upWait > 0) {
       upWait--;
       return false;
     }
@@ -207,7 +210,7 @@ final class InFlightLimit {
     if (limit <= 1) {
       return false;
     }
-    if (downWait > 0) {
+    if (phase == Phase.HOLD && downWait > 0) {
       downWait--;
       return false;
     }

@@ -58,7 +58,7 @@ class InFlightLimitTest {
   }
 
   @Test
-  @DisplayName("with the database on loopback, where a second flush only queues behind the first, it settles at 1 to 2")
+  @DisplayName("with the database on loopback, where a second flush only queues behind the first, it comes down from the ceiling to 1 (2 while trying)")
   void loopbackSettlesLow() {
     Run run = new Run(true).drive(0, 200, 2, 0.05, 20_000);
 
@@ -66,7 +66,7 @@ class InFlightLimitTest {
   }
 
   @Test
-  @DisplayName("with the database 2 ms away and a short service time, it grows to keep the connection busy, never above the ceiling")
+  @DisplayName("with the database 2 ms away and a short service time, it keeps the connection busy near the ceiling, never above it")
   void distantDatabaseGrows() {
     Run run = new Run(true).drive(2_000, 200, 2, 0.05, 20_000);
 
