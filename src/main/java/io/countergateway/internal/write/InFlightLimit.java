@@ -161,15 +161,13 @@ final class InFlightLimit {
       }
       case DOWN -> {
         if (power > reference * (1 + MARGIN)) {
-          reference = power;
           downSkipped = 0;
-          climbing = true;
+          keep(power);
           if (!tryDown()) {
             hold();
           }
         } else {
-          limit = held;
-          downSkipped = Math.min(MOST_SKIPPED, Math.max(1, 2 * downSkipped));
+          downSkipped = lost(downSkipped);
           downWait = downSkipped;
           if (climbing || !tryUp()) {
             hold();
@@ -178,20 +176,30 @@ final class InFlightLimit {
       }
       case UP -> {
         if (power >= reference * (1 - MARGIN)) {
-          reference = power;
           upSkipped = 0;
-          climbing = true;
+          keep(power);
           if (!tryUp()) {
             hold();
           }
         } else {
-          limit = held;
-          upSkipped = Math.min(MOST_SKIPPED, Math.max(1, 2 * upSkipped));
+          upSkipped = lost(upSkipped);
           upWait = upSkipped;
           hold();
         }
       }
     }
+  }
+
+  /** The try's limit is kept: the one held from now on, and the next step the same way is tried without a hold. */
+  private void keep(double power) {
+    reference = power;
+    climbing = true;
+  }
+
+  /** Back to the limit held; that side waits twice the cycles it last waited (1 at first, {@link #MOST_SKIPPED} at most). */
+  private int lost(int skipped) {
+    limit = held;
+    return Math.min(MOST_SKIPPED, Math.max(1, 2 * skipped));
   }
 
   /** One more in flight for a try, unless at the ceiling or that side waits out a lost try (one cycle less). */
