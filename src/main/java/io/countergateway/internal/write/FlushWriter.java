@@ -137,7 +137,10 @@ final class FlushWriter {
       nanoClock, lagMaxMs);
   }
 
-  /** Told each write's round trip, and each write the database failed, so the coalescer can size its flushes in flight. */
+  /**
+   * Told of each write sent, committed (its counts and round trip) or failed, so the coalescer can size its flushes in
+   * flight.
+   */
   void measuredBy(InFlightLimit limit) {
     this.inFlightLimit = limit;
   }
@@ -344,11 +347,13 @@ final class FlushWriter {
       boolean[] unrecordable = {false};
       Supplier<Future<Void>> beforeSend = () -> log.beforeSend(target.id()).onFailure(e -> unrecordable[0] = true);
       long[] sentNanos = {0};
+      long[] gapNanos = {0};
       sources.beforeAttempt(target).transform(mayGo -> {
         sentNanos[0] = nanoClock.getAsLong();
+        gapNanos[0] = inFlightLimit == null ? 0 : inFlightLimit.sent();
         return onLoop(store.write(target, beforeSend));
       }).onComplete(result -> {
-        measured(result, nanoClock.getAsLong() - sentNanos[0]);
+        measured(result, target, nanoClock.getAsLong() - sentNanos[0], gapNanos[0]);
         FlushJob.Outcome outcome = result.succeeded() ? FlushJob.Outcome.COMMITTED : outcomeOf(result.cause());
         job.attemptEnded(target.id(), FlushJob.Step.WRITE, outcome);
         sources.attemptEnded(target, outcome);
@@ -382,15 +387,20 @@ final class FlushWriter {
   }
 
   /**
-   * A committed write's round trip sizes the flushes in flight; a write lost to the connection, a timeout or a lock
-   * shrinks them. A value the database refused, or a flush source found closed, says nothing of its load.
+   * A committed write's counts, round trip and time since the write before it size the flushes in flight; a write
+   * lost to the connection, a timeout or a lock shrinks them. A value the database refused, or a flush source found
+   * closed, says nothing of its load. {@code gapNanos}: what {@link InFlightLimit#sent} said when it was sent.
    */
-  private void measured(AsyncResult<?> result, long rttNanos) {
+  private void measured(AsyncResult<?> result, Flush target, long rttNanos, long gapNanos) {
     if (inFlightLimit == null) {
       return;
     }
     if (result.succeeded()) {
-      inFlightLimit.succeeded(rttNanos);
+      long counts = 0;
+      for (FlushRow row : target.rows()) {
+        counts += Math.abs(row.delta());
+      }
+      inFlightLimit.succeeded(rttNanos, gapNanos, counts);
     } else if (!(result.cause() instanceof FlushSourceClosedException) && !Failures.isValueRefused(result.cause())) {
       inFlightLimit.failed();
     }

@@ -31,11 +31,11 @@ class InFlightLimitTest {
 
     /** {@code roundTripUs}: the distance; {@code serviceUs} + {@code perRowUs} × rows: the database's time per flush. */
     Run drive(long roundTripUs, long serviceUs, double perRowUs, double rowsPerUs, int writes) {
-      record InFlight(long doneAt, long sentAt) {
+      record InFlight(long doneAt, long sentAt, long gap, long rows) {
       }
       PriorityQueue<InFlight> inFlight = new PriorityQueue<>((a, b) -> Long.compare(a.doneAt, b.doneAt));
-      long serverFreeAt = 0;
-      long lastFormed = 0;
+      long serverFreeAt = now;
+      long lastFormed = now;
       for (int written = 0; written < writes; written++) {
         while (inFlight.size() < limit.current()) {
           double rows = Math.max(1, rowsPerUs * (now - lastFormed) / 1000);
@@ -43,11 +43,11 @@ class InFlightLimitTest {
           long arrives = now + roundTripUs * 1000 / 2;
           long start = Math.max(arrives, serverFreeAt);
           serverFreeAt = start + serviceUs * 1000 + (long) (perRowUs * rows * 1000);
-          inFlight.add(new InFlight(serverFreeAt + roundTripUs * 1000 / 2, now));
+          inFlight.add(new InFlight(serverFreeAt + roundTripUs * 1000 / 2, now, limit.sent(), (long) rows));
         }
         InFlight done = inFlight.poll();
         now = done.doneAt;
-        limit.succeeded(now - done.sentAt);
+        limit.succeeded(now - done.sentAt, done.gap, done.rows);
         highest = Math.max(highest, limit.current());
         if (written >= writes / 2) {
           settled.add(limit.current());
@@ -58,7 +58,7 @@ class InFlightLimitTest {
   }
 
   @Test
-  @DisplayName("with the database on loopback, where a second flush only queues behind the first, it settles at 1 to 2")
+  @DisplayName("with the database on loopback, where a second flush only queues behind the first, it comes down from the ceiling to 1 (2 while trying)")
   void loopbackSettlesLow() {
     Run run = new Run(true).drive(0, 200, 2, 0.05, 20_000);
 
@@ -66,7 +66,7 @@ class InFlightLimitTest {
   }
 
   @Test
-  @DisplayName("with the database 2 ms away and a short service time, it grows to keep the connection busy, never above the ceiling")
+  @DisplayName("with the database 2 ms away and a short service time, it keeps the connection busy near the ceiling, never above it")
   void distantDatabaseGrows() {
     Run run = new Run(true).drive(2_000, 200, 2, 0.05, 20_000);
 
@@ -90,6 +90,30 @@ class InFlightLimitTest {
     Run run = new Run(true).drive(2_000, 1_500, 2, 0.05, 20_000);
 
     assertThat(average(run.settled)).isLessThan(4.5);
+  }
+
+  @Test
+  @DisplayName("a database that moves from 2 ms away to loopback gets fewer flushes in flight again")
+  void followsADatabaseThatMoved() {
+    Run run = new Run(true).drive(2_000, 200, 2, 0.05, 10_000);
+    assertThat(run.limit.current()).isGreaterThan(4);
+
+    run.settled.clear();
+    run.drive(0, 200, 2, 0.05, 40_000);
+
+    assertThat(average(run.settled)).isLessThan(1.5);
+  }
+
+  @Test
+  @DisplayName("a pause in the traffic is not read as what the limit bought")
+  void pauseSaysNothing() {
+    Run run = new Run(true).drive(0, 200, 2, 0.05, 20_000);
+    int settled = run.limit.current();
+
+    run.now += 60_000_000_000L;
+    run.drive(0, 200, 2, 0.05, 50);
+
+    assertThat(run.limit.current()).isEqualTo(settled);
   }
 
   @Test
