@@ -40,13 +40,7 @@ public final class IncrementCoalescer {
 
   /** Adds {@code delta}; completes once committed. */
   public Future<Void> increment(String type, String id, long delta) {
-    Context context = Vertx.currentContext();
-    if (context == null || !context.isEventLoopContext()) {
-      return bus.increment(type, id, delta);
-    }
-    Promise<Void> answer = Promise.promise();
-    turn(context).committing.add(type, id, delta, answer);
-    return answer.future();
+    return answered(false, type, id, delta);
   }
 
   /** Adds {@code delta} without waiting for its commit. */
@@ -61,12 +55,18 @@ public final class IncrementCoalescer {
 
   /** Adds {@code delta}; completes once the gateway has taken it (the answer of {@code ack=accepted}). */
   public Future<Void> incrementTaken(String type, String id, long delta) {
+    return answered(true, type, id, delta);
+  }
+
+  /** An increment whose caller waits for its answer: once committed, or ({@code accepted}) once taken. */
+  private Future<Void> answered(boolean accepted, String type, String id, long delta) {
     Context context = Vertx.currentContext();
     if (context == null || !context.isEventLoopContext()) {
-      return bus.incrementTaken(type, id, delta);
+      return accepted ? bus.incrementTaken(type, id, delta) : bus.increment(type, id, delta);
     }
     Promise<Void> answer = Promise.promise();
-    turn(context).accepted.add(type, id, delta, answer);
+    Turn turn = turn(context);
+    (accepted ? turn.accepted : turn.committing).add(type, id, delta, answer);
     return answer.future();
   }
 
