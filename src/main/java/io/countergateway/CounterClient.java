@@ -65,6 +65,17 @@ public final class CounterClient {
   }
 
   /**
+   * Adds {@code delta}; the future completes once the gateway has taken it into its next flush — the answer the HTTP
+   * API gives {@code ack=accepted} with 202 (with a journal, once appended as its policy asks) — not once committed.
+   * It fails with the refusal when the increment was not taken (503 when the gateway is full or stopping), so a
+   * sender that waits for it never holds more than the gateway takes. Called on an event loop, the increments of one
+   * turn travel as one message.
+   */
+  public Future<Void> incrementTaken(String type, String id, long delta) {
+    return answer(coalescer.incrementTaken(type, id, delta));
+  }
+
+  /**
    * Adds a batch of {@code {"type","id","delta"}} objects, all validated before any is taken; completes once all are
    * committed. One message for many increments: the way to feed the gateway at high rates over the event bus. A failure
    * is the answer the HTTP batch route gives: 504 {@code outcome_unknown} when part of the batch may have been counted

@@ -30,7 +30,7 @@ import java.util.concurrent.Callable;
   description = {"Measures hand-written counting strategies, the gateway (HTTP and event bus) and Redis side by side "
     + "on one database, and checks that every one counted correctly.",
     "Strategies: " + "single-row, multi-row, slotted, skip-locked, ledger, gateway-http, gateway-http-batch, "
-      + "gateway-bus, gateway-bus-batch, redis, plain-204."},
+      + "gateway-bus, gateway-bus-batch, gateway-bus-accepted, redis, plain-204."},
   exitCodeListHeading = "Exit codes:%n",
   exitCodeList = {"0:every strategy counted correctly (or was skipped)", "1:a value read back was wrong, or a strategy failed",
     "2:invalid options"})

@@ -6,7 +6,8 @@ import java.util.List;
 public final class Strategies {
   /** Every strategy, in run order: the hand-written ones, the gateway, the references. */
   public static final List<String> DEFAULT = List.of("single-row", "multi-row", "slotted", "skip-locked", "ledger",
-    "gateway-http", "gateway-http-batch", "gateway-bus", "gateway-bus-batch", "redis", "plain-204");
+    "gateway-http", "gateway-http-batch", "gateway-bus", "gateway-bus-batch", "gateway-bus-accepted", "redis",
+    "plain-204");
 
   private Strategies() {
   }
@@ -28,6 +29,7 @@ public final class Strategies {
       case "gateway-http-batch" -> new GatewayHttp(ctx, ctx.options().batchSize());
       case "gateway-bus" -> new GatewayBus(ctx, 1);
       case "gateway-bus-batch" -> new GatewayBus(ctx, ctx.options().batchSize());
+      case "gateway-bus-accepted" -> GatewayBus.accepted(ctx);
       case "redis" -> new RedisIncrby(ctx);
       case "plain-204" -> new Plain204(ctx);
       default -> throw new IllegalArgumentException("unknown strategy '" + name + "'");

@@ -339,6 +339,27 @@ abstract class GatewayContractTest {
   }
 
   @Test
+  @DisplayName("an event-bus increment waiting to be taken is answered before its commit, counted after, and refused like its HTTP twin")
+  void eventBusTakenIncrements() {
+    CounterClient client = new CounterClient(fixture.vertx);
+    String id = unique("bustaken");
+    Promise<List<Future<Void>>> sent = Promise.promise();
+    fixture.vertx.runOnContext(v -> {
+      // one turn of an event loop: the ten travel as one message, each answered once taken
+      List<Future<Void>> taken = new ArrayList<>();
+      for (int i = 0; i < 10; i++) {
+        taken.add(client.incrementTaken("likes", id, 2));
+      }
+      sent.complete(taken);
+    });
+    await(Future.all(await(sent.future())));
+    assertThat(Eventually.value(() -> await(fixture.sumInTable("likes", id)), 20L)).isEqualTo(20L);
+    Throwable tooLarge = await(client.incrementTaken("likes", id, 2_000_000).transform(r -> Future.succeededFuture(r.cause())));
+    assertThat(((CounterException) tooLarge).status()).isEqualTo(400);
+    assertThat(((CounterException) tooLarge).code()).isEqualTo("invalid_delta");
+  }
+
+  @Test
   @DisplayName("a bad event-bus increment fails with the HTTP status and error code, and writes nothing")
   void badEventBusIncrement() {
     CounterClient client = new CounterClient(fixture.vertx);

@@ -102,6 +102,17 @@ public final class BusClient implements CommittedValues {
   }
 
   /**
+   * Adds {@code delta}; the future completes once the gateway has taken it into its next flush (the HTTP API's 202
+   * with {@code ack=accepted}), or fails with the refusal when it was not taken (503 full or stopping).
+   */
+  public Future<Void> incrementTaken(String type, String id, long delta) {
+    DeliveryOptions accepted = new DeliveryOptions(delivery).addHeader(Addresses.ACK, AckMode.ACCEPTED.label);
+    return bus.request(Addresses.INCREMENT, body(type, id).put("delta", delta), accepted)
+      .recover(failure -> Future.failedFuture(BusErrors.toApiError(failure)))
+      .mapEmpty();
+  }
+
+  /**
    * Adds a batch of {@code {"type","id","delta"}} objects, all validated before any is taken; completes once all are
    * committed. One message for many increments: the way to feed the gateway at high rates over the event bus. A failure
    * is the answer the HTTP batch route gives: 504 {@code outcome_unknown} when part of the batch may have been counted

@@ -23,8 +23,8 @@ import java.util.Map;
  * answer every increment as if sent alone ({@link Addresses#ANSWER}); where it refused one counter's summed increment
  * as a request (4xx but 429), each increment of it is sent again alone, since the sum may be what was refused. A whole
  * message refused as a request (a gateway whose batch limit is lower) is sent again increment by increment; one not
- * answered (timeout, no gateway) gives each increment that answer. An accepted increment's refusal is reported to
- * no one, as an accepted send's never is. Calls from outside an event-loop context (a worker, a plain thread) are sent
+ * answered (timeout, no gateway) gives each increment that answer. An accepted increment's refusal is reported only to
+ * a caller that asked to know it was taken ({@link #incrementTaken}); a plain accepted send is answered to no one. Calls from outside an event-loop context (a worker, a plain thread) are sent
  * as they come.
  */
 public final class IncrementCoalescer {
@@ -40,13 +40,7 @@ public final class IncrementCoalescer {
 
   /** Adds {@code delta}; completes once committed. */
   public Future<Void> increment(String type, String id, long delta) {
-    Context context = Vertx.currentContext();
-    if (context == null || !context.isEventLoopContext()) {
-      return bus.increment(type, id, delta);
-    }
-    Promise<Void> answer = Promise.promise();
-    turn(context).committing.add(type, id, delta, answer);
-    return answer.future();
+    return answered(false, type, id, delta);
   }
 
   /** Adds {@code delta} without waiting for its commit. */
@@ -57,6 +51,23 @@ public final class IncrementCoalescer {
       return;
     }
     turn(context).accepted.add(type, id, delta, null);
+  }
+
+  /** Adds {@code delta}; completes once the gateway has taken it (the answer of {@code ack=accepted}). */
+  public Future<Void> incrementTaken(String type, String id, long delta) {
+    return answered(true, type, id, delta);
+  }
+
+  /** An increment whose caller waits for its answer: once committed, or ({@code accepted}) once taken. */
+  private Future<Void> answered(boolean accepted, String type, String id, long delta) {
+    Context context = Vertx.currentContext();
+    if (context == null || !context.isEventLoopContext()) {
+      return accepted ? bus.incrementTaken(type, id, delta) : bus.increment(type, id, delta);
+    }
+    Promise<Void> answer = Promise.promise();
+    Turn turn = turn(context);
+    (accepted ? turn.accepted : turn.committing).add(type, id, delta, answer);
+    return answer.future();
   }
 
   /** This context's increments of the current turn, sent once the turn's other tasks have run. */
@@ -163,8 +174,10 @@ public final class IncrementCoalescer {
     }
 
     private void sendAlone(Counter counter, Part part) {
-      if (accepted) {
+      if (accepted && part.answer == null) {
         bus.incrementAccepted(counter.type, counter.id, part.delta);
+      } else if (accepted) {
+        bus.incrementTaken(counter.type, counter.id, part.delta).onComplete(part.answer);
       } else {
         bus.increment(counter.type, counter.id, part.delta).onComplete(part.answer);
       }
@@ -195,7 +208,7 @@ public final class IncrementCoalescer {
     }
   }
 
-  /** One caller's increment: its delta and the answer it waits for (null for an accepted one). */
+  /** One caller's increment: its delta and the answer it waits for (null for an accepted one nobody waits for). */
   private record Part(long delta, Promise<Void> answer) {
     void complete(Throwable failure) {
       if (answer == null) {

@@ -168,4 +168,40 @@ class IncrementCoalescerTest {
     assertThat(messages).hasSize(3);
     assertThat(messages.get(2).body()).isInstanceOf(JsonObject.class);
   }
+
+  @Test
+  @DisplayName("an increment waiting to be taken is answered once the gateway took it, in the turn's message or alone, and gets 503 when it was not taken")
+  void takenIncrementsAreAnswered(Vertx vertx) {
+    IncrementCoalescer coalescer = coalescer(vertx, message -> {
+      if (message.body() instanceof JsonObject alone && alone.getString("id").equals("full")) {
+        message.fail(503, new ApiError(503, "full", "the gateway is full", null).toJson().encode());
+      } else {
+        message.reply(new JsonObject().put("accepted", true));
+      }
+    });
+    Promise<List<Future<Void>>> sent = Promise.promise();
+    vertx.getOrCreateContext().runOnContext(v -> {
+      List<Future<Void>> answers = new ArrayList<>();
+      for (int i = 0; i < 10; i++) {
+        answers.add(coalescer.incrementTaken("likes", "c" + (i % 5), 1));
+      }
+      coalescer.incrementAccepted("likes", "c0", 1);
+      sent.complete(answers);
+    });
+    List<Future<Void>> answers = await(sent.future());
+    await(Future.join(answers).otherwiseEmpty());
+    assertThat(answers).allMatch(Future::succeeded);
+    assertThat(messages).hasSize(1);
+    assertThat(messages.get(0).headers().get(Addresses.ACK)).isEqualTo("accepted");
+    assertThat(((JsonArray) messages.get(0).body()).getJsonObject(0).getLong("delta")).isEqualTo(3L);
+
+    Promise<Future<Void>> alone = Promise.promise();
+    vertx.getOrCreateContext().runOnContext(v -> alone.complete(coalescer.incrementTaken("likes", "full", 1)));
+    Future<Void> refused = await(alone.future());
+    await(refused.otherwiseEmpty());
+    assertThat(((ApiError) refused.cause()).status()).isEqualTo(503);
+    assertThat(messages).hasSize(2);
+    assertThat(messages.get(1).headers().get(Addresses.ACK)).isEqualTo("accepted");
+    assertThat(messages.get(1).replyAddress()).isNotNull();
+  }
 }
