@@ -22,6 +22,9 @@ import io.countergateway.testing.ScriptedStore.Hold;
 import io.countergateway.testing.ScriptedStore.Meanwhile;
 import io.countergateway.testing.ScriptedStore.ReleaseThenFail;
 import io.countergateway.testing.TestBounds;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -59,6 +62,8 @@ class FlushJobTest {
   private VirtualTimers timers;
   private FlushSources sources;
   private FlushWriter writer;
+  /** What readiness hears of the writer. */
+  private final GatewayState health = new GatewayState();
   private final RecordingFlushLog log = new RecordingFlushLog();
   /** Every record the journal was asked for, in order, as "kind id". */
   private final List<String> journal = log.records;
@@ -76,8 +81,8 @@ class FlushJobTest {
     on(() -> {
       sources = new FlushSources(store, log, 0, 60_000, timers::currentTimeMillis, FlushSources.TICK_MS, timers);
       // a retry moves every row to slot 0, as a new round of the coalescer's lane would move it to another slot
-      writer = new FlushWriter(vertx, store, sources, log, options, new GatewayState(),
-        flush -> flush.reslotted(row -> row.withSlot((short) 0)), () -> 0L, timers);
+      writer = new FlushWriter(vertx, store, sources, log, options, health,
+        flush -> flush.reslotted(row -> row.withSlot((short) 0)), timers::nanoTime, timers);
       return null;
     });
   }
@@ -240,6 +245,7 @@ class FlushJobTest {
   @Test
   @DisplayName("a flush sent whose answer was lost, then refused at connect, its source gone meanwhile, is outcome unknown: 504, never written again, counted once")
   void sentAndLostIsOutcomeUnknown() {
+    SimpleMeterRegistry registry = metered();
     FlushJob job = formed("a");
     FlushId own = job.flush().id();
     store.then(new CommitThenLoseAnswer(), new FailBeforeSending(ScriptedStore.connectionRefused()),
@@ -255,6 +261,7 @@ class FlushJobTest {
     assertThat(failure(ackOf(job, "a")).code()).isEqualTo("outcome_unknown");
     assertThat(store.value("likes", "a")).as("the lost answer's commit, once").isEqualTo(1);
     assertThat(on(writer::unknownFlushes)).isEqualTo(1);
+    assertThat(registry.get("gateway.flush.outcome.unknown").functionCounter().count()).isEqualTo(1);
   }
 
   @Test
@@ -306,6 +313,244 @@ class FlushJobTest {
     assertThat(on(store::release)).isTrue();
     assertThat(store.value("likes", "other")).as("the answered 200, counted once").isEqualTo(1);
     assertThat(store.value("likes", "full")).as("the answered 422, not counted").isZero();
+  }
+
+  /** Registers the writer's meters on a fresh registry, as a coalescer does at start. */
+  private SimpleMeterRegistry metered() {
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    on(() -> {
+      writer.registerMetrics(registry, Tags.empty());
+      return null;
+    });
+    return registry;
+  }
+
+  @Test
+  @DisplayName("an outage: readiness hears the writer failing, for as long as it fails, until the same id commits; the retry is counted, and the flush's duration runs from its forming to its settling")
+  void outageReportedAndMeasured() {
+    SimpleMeterRegistry registry = metered();
+    advance(1_000);
+    store.then(new Fail(ScriptedStore.connectionLost()));
+    Flush flush = rows(on(sources::nextId), "a");
+    FlushJob job = FlushJob.formed(flush, List.of(ack("a")), List.of(), POSITION, timers.nanoTime());
+    Future<Boolean> released = run(job);
+    assertThat(on(writer::isFailing)).isTrue();
+    assertThat(health.failingWriters()).isEqualTo(1);
+    advance(30);
+    assertThat(on(writer::failingForMs)).as("failing since the attempt at 1,000 ms").isEqualTo(30);
+
+    advance(BACKOFF_MS);
+    assertThat(released.result()).isTrue();
+    assertThat(on(writer::isFailing)).isFalse();
+    assertThat(on(writer::failingForMs)).isZero();
+    assertThat(health.failingWriters()).isZero();
+    assertThat(registry.get("gateway.flush.retries").counter().count()).isEqualTo(1);
+    Timer duration = registry.get("gateway.flush.duration").timer();
+    assertThat(duration.count()).isEqualTo(1);
+    assertThat(duration.totalTime(TimeUnit.MILLISECONDS)).as("the backoff, from forming to settling")
+      .isBetween((double) BACKOFF_MS / 2, (double) BACKOFF_MS);
+    assertThat(registry.get("gateway.flush.refused.rows").counter().count()).isZero();
+  }
+
+  @Test
+  @DisplayName("two writers meeting on a row lock twice is no outage for readiness; the third time in a row it is, and the same id then commits once")
+  void lockConflictsTurnFailingOnTheThird() {
+    store.then(new Fail(ScriptedStore.sqlState("40P01")), new Fail(ScriptedStore.sqlState("40P01")),
+      new Fail(ScriptedStore.sqlState("40P01")));
+    FlushJob job = formed("a");
+    Future<Boolean> released = run(job);
+    assertThat(outcomes(job)).as("a deadlock fails the statement whole").containsExactly(Outcome.REFUSED);
+    assertThat(on(writer::isFailing)).isFalse();
+    advance(BACKOFF_MS);
+    assertThat(on(writer::isFailing)).isFalse();
+    assertThat(health.failingWriters()).isZero();
+    advance(BACKOFF_MS);
+    assertThat(on(writer::isFailing)).isTrue();
+    assertThat(health.failingWriters()).isEqualTo(1);
+    advance(BACKOFF_MS);
+
+    assertThat(released.result()).isTrue();
+    assertThat(outcomes(job)).containsExactly(Outcome.REFUSED, Outcome.REFUSED, Outcome.REFUSED, Outcome.COMMITTED);
+    assertThat(store.value("likes", "a")).isEqualTo(1);
+    assertThat(on(writer::isFailing)).isFalse();
+  }
+
+  @Test
+  @DisplayName("the flushes in flight grow on a committed write and halve on a lost one; a refused value or a closed source says nothing of the database's load")
+  void inFlightLimitHearsOnlyTheLoad() {
+    InFlightLimit limit = new InFlightLimit(8, true, timers::nanoTime);
+    on(() -> {
+      writer.measuredBy(limit);
+      return null;
+    });
+    assertThat(run(formed("a")).result()).isTrue();
+    assertThat(limit.current()).as("one round of one quick write").isEqualTo(2);
+
+    store.refuseRows(row -> row.id().equals("full"));
+    FlushJob refused = formed("full");
+    assertThat(run(refused).result()).isTrue();
+    assertThat(failure(ackOf(refused, "full")).status()).isEqualTo(422);
+    assertThat(limit.current()).isEqualTo(2);
+
+    FlushJob closed = formed("b");
+    String source = closed.flush().id().source();
+    store.then(new Meanwhile(() -> store.closeSource(source), new Commit()));
+    assertThat(run(closed).result()).isTrue();
+    assertThat(closed.wentOnAs()).containsOnlyKeys(closed.flush().id());
+    assertThat(limit.current()).as("the closed source's refusal not counted, the commit under the live one half a round")
+      .isEqualTo(2);
+
+    store.then(new Fail(ScriptedStore.connectionLost()));
+    FlushJob lost = formed("c");
+    Future<Boolean> released = run(lost);
+    assertThat(limit.current()).isEqualTo(1);
+    advance(BACKOFF_MS);
+    assertThat(released.result()).isTrue();
+    assertThat(store.value("likes", "c")).isEqualTo(1);
+  }
+
+  @Test
+  @DisplayName("a void whose connection is lost is retried after a backoff under the same id; then the flush is split, its refused row answered 422 and the other written once")
+  void lostVoidIsRetried() {
+    SimpleMeterRegistry registry = metered();
+    store.voidsLost = 1;
+    store.refuseRows(row -> row.id().equals("full"));
+    FlushJob job = formed("full", "other");
+    FlushId own = job.flush().id();
+    Future<Boolean> released = run(job);
+    assertThat(job.phase()).isEqualTo(Phase.BACKING_OFF);
+    assertThat(job.splits()).as("nothing split before the void").isEmpty();
+    assertThat(on(writer::isFailing)).isTrue();
+    advance(BACKOFF_MS);
+
+    assertThat(released.result()).isTrue();
+    assertThat(store.voids).containsExactly(own.toString(), own.toString(), own.half(0).toString());
+    assertThat(job.attempts()).containsExactly(new Attempt(own, Step.WRITE, Outcome.REFUSED),
+      new Attempt(own, Step.VOID, Outcome.SENT_ANSWER_LOST), new Attempt(own, Step.VOID, Outcome.COMMITTED),
+      new Attempt(own.half(0), Step.WRITE, Outcome.REFUSED), new Attempt(own.half(0), Step.VOID, Outcome.COMMITTED),
+      new Attempt(own.half(1), Step.WRITE, Outcome.COMMITTED));
+    assertThat(failure(ackOf(job, "full")).status()).isEqualTo(422);
+    assertThat(failure(ackOf(job, "full")).code()).isEqualTo("counter_overflow");
+    assertThat(ackOf(job, "other").future().succeeded()).isTrue();
+    assertThat(store.value("likes", "other")).isEqualTo(1);
+    assertThat(registry.get("gateway.flush.retries").counter().count()).isEqualTo(1);
+    assertThat(registry.get("gateway.flush.refused.rows").counter().count()).isEqualTo(1);
+    assertThat(on(writer::isFailing)).isFalse();
+  }
+
+  @Test
+  @DisplayName("a source closed between a refused write and its void: the flush goes on whole under the live source, where its id is voided and the row answered 422")
+  void sourceClosedBeforeTheVoid() {
+    FlushJob job = formed("full");
+    FlushId own = job.flush().id();
+    boolean[] pruned = {false};
+    store.refuseRows(row -> {
+      if (!pruned[0]) {
+        pruned[0] = true;
+        store.closeSource(own.source()); // the write was checked against the fence already: it fails on its value
+      }
+      return row.id().equals("full");
+    });
+    assertThat(run(job).result()).isTrue();
+
+    FlushId live = job.wentOnAs().get(own);
+    assertThat(live.source()).isNotEqualTo(own.source());
+    assertThat(job.attempts()).containsExactly(new Attempt(own, Step.WRITE, Outcome.REFUSED),
+      new Attempt(own, Step.VOID, Outcome.REFUSED), new Attempt(live, Step.WRITE, Outcome.REFUSED),
+      new Attempt(live, Step.VOID, Outcome.COMMITTED));
+    assertThat(store.voidedIds).containsExactly(live.toString());
+    assertThat(journal).contains("replaced " + own + " by [" + live + "]");
+    assertThat(failure(ackOf(job, "full")).status()).isEqualTo(422);
+    assertThat(store.value("likes", "full")).isZero();
+  }
+
+  @Test
+  @DisplayName("a value refused for another reason than an overflow: the id is voided and the row answered 500 write_failed, counted as a refused row")
+  void otherRefusedValueIs500() {
+    SimpleMeterRegistry registry = metered();
+    store.then(new Fail(ScriptedStore.sqlState("22P02")));
+    FlushJob job = formed("a");
+    assertThat(run(job).result()).isTrue();
+    assertThat(failure(ackOf(job, "a")).status()).isEqualTo(500);
+    assertThat(failure(ackOf(job, "a")).code()).isEqualTo("write_failed");
+    assertThat(store.voidedIds).containsExactly(job.flush().id().toString());
+    assertThat(store.value("likes", "a")).isZero();
+    assertThat(registry.get("gateway.flush.refused.rows").counter().count()).isEqualTo(1);
+    assertThat(registry.get("gateway.flush.retries").counter().count()).as("a refused value is no outage").isZero();
+    assertThat(on(writer::isFailing)).isFalse();
+  }
+
+  @Test
+  @DisplayName("the journal cannot record that a statement may leave: nothing is sent, the job is left to the replay and its request answered 504, and its duration is not measured")
+  void journalRefusesBeforeSend() {
+    SimpleMeterRegistry registry = metered();
+    log.refusesBeforeSend = id -> true;
+    FlushJob job = formed("a");
+    assertThat(run(job).result()).isFalse();
+    assertThat(job.phase()).isEqualTo(Phase.LEFT_TO_REPLAY);
+    assertThat(store.sent).isEmpty();
+    assertThat(store.value("likes", "a")).isZero();
+    assertThat(failure(ackOf(job, "a")).status()).isEqualTo(504);
+    assertThat(failure(ackOf(job, "a")).code()).isEqualTo("outcome_unknown");
+    assertThat(journal).as("never settled: the replay writes it").doesNotContain("settled " + job.flush().id());
+    assertThat(job.journalPosition()).isEqualTo(POSITION);
+    assertThat(registry.get("gateway.flush.duration").timer().count()).isZero();
+  }
+
+  @Test
+  @DisplayName("a split whose first half cannot be recorded as sent: the second half is never attempted, the job is left to the replay and both requests answered 504")
+  void firstHalfLeftToReplay() {
+    store.refuseRows(row -> row.id().equals("full"));
+    FlushJob job = formed("full", "other");
+    FlushId own = job.flush().id();
+    log.refusesBeforeSend = id -> id.equals(own.half(0));
+    assertThat(run(job).result()).isFalse();
+
+    assertThat(job.phase()).isEqualTo(Phase.LEFT_TO_REPLAY);
+    assertThat(store.attempts).extracting(Flush::id).containsExactly(own, own.half(0));
+    assertThat(failure(ackOf(job, "full")).status()).isEqualTo(504);
+    assertThat(failure(ackOf(job, "other")).status()).isEqualTo(504);
+    assertThat(store.value("likes", "other")).isZero();
+  }
+
+  @Test
+  @DisplayName("a closed source's row that cannot be read is read again after a backoff; then the flush goes on once under the live source")
+  void closedSourceReadAgain() {
+    FlushJob job = formed("a");
+    FlushId own = job.flush().id();
+    store.sourceRowReadsLost = 1;
+    store.then(new Meanwhile(() -> store.closeSource(own.source()), new Commit()));
+    Future<Boolean> released = run(job);
+    assertThat(job.phase()).isEqualTo(Phase.BACKING_OFF);
+    assertThat(on(writer::isFailing)).isTrue();
+    advance(BACKOFF_MS);
+
+    assertThat(released.result()).isTrue();
+    assertThat(ackOf(job, "a").future().succeeded()).isTrue();
+    assertThat(store.committedIds).containsExactly(job.wentOnAs().get(own).toString());
+    assertThat(store.value("likes", "a")).isEqualTo(1);
+  }
+
+  @Test
+  @DisplayName("the live source's row cannot be made when a flush goes on under it: the attempt backs off, then commits once under the live source")
+  void liveSourceRowRetried() {
+    FlushJob job = formed("a");
+    FlushId own = job.flush().id();
+    store.then(new Meanwhile(() -> {
+      store.dropSource(own.source());
+      store.registrationsRefused = 1;
+    }, new Commit()));
+    Future<Boolean> released = run(job);
+    assertThat(job.phase()).isEqualTo(Phase.BACKING_OFF);
+    FlushId live = job.wentOnAs().get(own);
+    assertThat(store.registered).doesNotContain(live.source());
+    advance(BACKOFF_MS);
+
+    assertThat(released.result()).isTrue();
+    assertThat(store.registered).containsExactly(own.source(), live.source());
+    assertThat(store.committedIds).containsExactly(live.toString());
+    assertThat(store.value("likes", "a")).isEqualTo(1);
+    assertThat(ackOf(job, "a").future().succeeded()).isTrue();
   }
 
   @Test

@@ -7,6 +7,7 @@ import io.vertx.core.Future;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Predicate;
 
 /** A journal of flushes that records each step it is asked for, in order, as "kind id", and fails on cue. */
 final class RecordingFlushLog implements FlushLog {
@@ -18,6 +19,8 @@ final class RecordingFlushLog implements FlushLog {
   boolean refusesFormed;
   /** A replacement's record fails. */
   boolean refusesReplaced;
+  /** The record that a statement of such an id may leave the process fails. */
+  Predicate<FlushId> refusesBeforeSend = id -> false;
 
   @Override
   public Future<Void> formed(Flush flush, List<CounterKey> zeroKeys) {
@@ -33,7 +36,8 @@ final class RecordingFlushLog implements FlushLog {
 
   @Override
   public Future<Void> beforeSend(FlushId id) {
-    return Future.succeededFuture();
+    return refusesBeforeSend.test(id) ? Future.failedFuture(new IllegalStateException("fsync failed"))
+      : Future.succeededFuture();
   }
 
   @Override
