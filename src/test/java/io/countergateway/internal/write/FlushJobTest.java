@@ -22,6 +22,9 @@ import io.countergateway.testing.ScriptedStore.Hold;
 import io.countergateway.testing.ScriptedStore.Meanwhile;
 import io.countergateway.testing.ScriptedStore.ReleaseThenFail;
 import io.countergateway.testing.TestBounds;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -33,6 +36,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -261,6 +265,7 @@ class FlushJobTest {
     assertThat(failure(ackOf(job, "a")).code()).isEqualTo("outcome_unknown");
     assertThat(store.value("likes", "a")).as("the lost answer's commit, once").isEqualTo(1);
     assertThat(on(writer::unknownFlushes)).isEqualTo(1);
+    assertThat(on(writer::isFailing)).as("nothing more to retry").isFalse();
     assertThat(registry.get("gateway.flush.outcome.unknown").functionCounter().count()).isEqualTo(1);
   }
 
@@ -361,18 +366,26 @@ class FlushJobTest {
     Future<Boolean> released = run(job);
     assertThat(outcomes(job)).as("a deadlock fails the statement whole").containsExactly(Outcome.REFUSED);
     assertThat(on(writer::isFailing)).isFalse();
-    advance(BACKOFF_MS);
+    advanceUntilAttempts(2);
     assertThat(on(writer::isFailing)).isFalse();
     assertThat(health.failingWriters()).isZero();
-    advance(BACKOFF_MS);
+    advanceUntilAttempts(3);
     assertThat(on(writer::isFailing)).isTrue();
     assertThat(health.failingWriters()).isEqualTo(1);
-    advance(BACKOFF_MS);
+    advanceUntilAttempts(4);
 
     assertThat(released.result()).isTrue();
     assertThat(outcomes(job)).containsExactly(Outcome.REFUSED, Outcome.REFUSED, Outcome.REFUSED, Outcome.COMMITTED);
     assertThat(store.value("likes", "a")).isEqualTo(1);
     assertThat(on(writer::isFailing)).isFalse();
+  }
+
+  /** Moves time a millisecond at a time until the store has seen {@code count} write attempts (a second at most). */
+  private void advanceUntilAttempts(int count) {
+    for (int ms = 0; ms < 1_000 && store.attempts.size() < count; ms++) {
+      advance(1);
+    }
+    assertThat(store.attempts).hasSize(count);
   }
 
   @Test
@@ -551,6 +564,218 @@ class FlushJobTest {
     assertThat(store.committedIds).containsExactly(live.toString());
     assertThat(store.value("likes", "a")).isEqualTo(1);
     assertThat(ackOf(job, "a").future().succeeded()).isTrue();
+  }
+
+  @Test
+  @DisplayName("a flush found committed under its closed source after an outage: answered 200, and readiness hears the writer healthy again")
+  void committedFoundAfterAnOutage() {
+    FlushJob job = formed("a");
+    String source = job.flush().id().source();
+    store.then(new CommitThenLoseAnswer(), new Meanwhile(() -> store.closeSource(source), new Commit()));
+    Future<Boolean> released = run(job);
+    assertThat(on(writer::isFailing)).isTrue();
+    advance(BACKOFF_MS);
+
+    assertThat(released.result()).isTrue();
+    assertThat(ackOf(job, "a").future().succeeded()).isTrue();
+    assertThat(job.wentOnAs()).isEmpty();
+    assertThat(store.value("likes", "a")).isEqualTo(1);
+    assertThat(on(writer::isFailing)).isFalse();
+    assertThat(health.failingWriters()).isZero();
+  }
+
+  @Test
+  @DisplayName("a single refused row whose void lost its connection: answered 422 once the void is retried, and readiness hears the writer healthy again")
+  void singleRowLostVoid() {
+    store.voidsLost = 1;
+    store.refuseRows(row -> row.id().equals("full"));
+    FlushJob job = formed("full");
+    Future<Boolean> released = run(job);
+    assertThat(on(writer::isFailing)).isTrue();
+    advance(BACKOFF_MS);
+
+    assertThat(released.result()).isTrue();
+    assertThat(failure(ackOf(job, "full")).status()).isEqualTo(422);
+    assertThat(store.voidedIds).containsExactly(job.flush().id().toString());
+    assertThat(on(writer::isFailing)).isFalse();
+    assertThat(health.failingWriters()).isZero();
+  }
+
+  @Test
+  @DisplayName("a store that answers on a thread of its own: the flush's requests are answered on the writer's event loop all the same")
+  void answeredOnTheLoop() throws Exception {
+    Thread loopThread = on(Thread::currentThread);
+    store.then(new Hold());
+    FlushJob job = formed("a");
+    Future<Boolean> released = run(job);
+    Thread[] answeredOn = {null};
+    ackOf(job, "a").future().onComplete(answer -> answeredOn[0] = Thread.currentThread());
+    assertThat(store.release()).as("released from the test's thread").isTrue();
+
+    assertThat(released.toCompletionStage().toCompletableFuture().get(TestBounds.millis(10), TimeUnit.MILLISECONDS))
+      .isTrue();
+    assertThat(ackOf(job, "a").future().succeeded()).isTrue();
+    assertThat(answeredOn[0]).isSameAs(loopThread);
+  }
+
+  @Test
+  @DisplayName("each retry of one step waits about twice as long as the one before: the source's row, its reading, the live source's row, the void")
+  void retriesBackOffFurther() {
+    BatchingOptions growing = GatewayConfig.fromJson(new JsonObject()
+      .put("batching", new JsonObject().put("writeTimeout", "100ms").put("retryBackoff", "100ms")
+        .put("retryBackoffMax", "1s"))
+      .put("namespaces", new JsonObject().put("likes", new JsonObject().put("slots", 2)))).getBatching();
+    writer = on(() -> new FlushWriter(vertx, store, sources, log, growing, health, flush -> flush, timers::nanoTime,
+      timers));
+    // the second failure comes 50-100 ms in; the retry after it 100-200 ms later, never by 101 ms
+    assertSecondRetryLater("its source's row", () -> store.registrationsRefused = 2, "a");
+    assertSecondRetryLater("the void", () -> {
+      store.voidsLost = 2;
+      store.refuseRows(row -> row.id().equals("b"));
+    }, "b");
+    store.refuseRows(row -> false);
+    assertSecondRetryLater("the closed source's row", () -> {
+      store.sourceRowReadsLost = 2;
+      String source = on(sources::liveSource);
+      store.then(new Meanwhile(() -> store.closeSource(source), new Commit()));
+    }, "c");
+    assertSecondRetryLater("the live source's row", () -> {
+      String source = on(sources::liveSource);
+      store.then(new Meanwhile(() -> {
+        store.dropSource(source);
+        store.registrationsRefused = 2;
+      }, new Commit()));
+    }, "d");
+  }
+
+  private void assertSecondRetryLater(String step, Runnable failTwice, String counter) {
+    FlushJob job = formed(counter);
+    failTwice.run();
+    Future<Boolean> released = run(job);
+    advance(101);
+    assertThat(job.phase()).as(step + ": the second backoff").isEqualTo(Phase.BACKING_OFF);
+    assertThat(released.isComplete()).isFalse();
+    advance(200);
+    assertThat(released.result()).as(step).isTrue();
+    assertThat(job.acks()).allSatisfy(ack -> assertThat(ack.future().isComplete()).isTrue());
+  }
+
+  @Test
+  @DisplayName("a source found gone is logged with how many of its flushes in flight were sent and lost their answer: those of that source only")
+  void sourceGoneCountsItsLostFlushes() {
+    Logger logger = (Logger) LoggerFactory.getLogger(FlushSources.class);
+    ListAppender<ILoggingEvent> logged = new ListAppender<>();
+    logged.start();
+    logger.addAppender(logged);
+    try {
+      // an earlier run's flush that may have been sent, in flight meanwhile: of another source
+      store.then(new Hold(), new CommitThenLoseAnswer(), new FailBeforeSending(ScriptedStore.connectionRefused()));
+      run(replayed(true, "old"));
+      FlushJob lost = formed("lost");
+      FlushJob unsent = formed("unsent");
+      String source = lost.flush().id().source();
+      run(lost);
+      run(unsent);
+      store.then(new Meanwhile(() -> store.dropSource(source), new Commit()));
+      advance(BACKOFF_MS);
+
+      assertThat(failure(ackOf(lost, "lost")).status()).isEqualTo(504);
+      assertThat(ackOf(unsent, "unsent").future().succeeded()).isTrue();
+      List<ILoggingEvent> gone = logged.list.stream().filter(event -> event.getKeyValuePairs() != null
+        && event.getKeyValuePairs().stream().anyMatch(pair -> "flush_source_gone".equals(pair.value))).toList();
+      assertThat(gone).hasSize(1);
+      assertThat(gone.get(0).getKeyValuePairs()).filteredOn(pair -> pair.key.equals("flushes_outcome_unknown"))
+        .extracting(pair -> pair.value).containsExactly(1L);
+    } finally {
+      logger.detachAppender(logged);
+    }
+  }
+
+  @Test
+  @DisplayName("a job released is handed to whoever lets its journal position go, once")
+  void releasedJobsAreHandedOn() {
+    List<FlushJob> released = new ArrayList<>();
+    on(() -> {
+      writer.onReleased(released::add);
+      return null;
+    });
+    FlushJob job = formed("a");
+    run(job);
+    assertThat(released).containsExactly(job);
+  }
+
+  @Test
+  @DisplayName("with keepUntilReplicated, a flush a late copy committed is held for the standbys; a stop then asks the primary no more and the flush stays to the journal")
+  void heldForReplicasUntilStop() {
+    on(() -> {
+      writer.keepUntilReplicated(store::replicationPosition, 60_000, () -> { });
+      return null;
+    });
+    store.then(new Hold(), new ReleaseThenFail(ScriptedStore.sqlState("22003")));
+    FlushJob job = formed("full", "other");
+    run(job);
+    advance(BACKSTOP_MS);
+    advance(BACKOFF_MS);
+    assertThat(ackOf(job, "other").future().succeeded()).isTrue();
+    assertThat(job.phase()).isEqualTo(Phase.REPLICATING);
+    assertThat(on(writer::heldForReplicas)).isEqualTo(1);
+
+    on(() -> {
+      writer.stopReplicaPolls();
+      return null;
+    });
+    int reads = store.positionReads;
+    advance(10_000);
+    assertThat(store.positionReads).as("no poll after the stop").isEqualTo(reads);
+    assertThat(job.phase()).isEqualTo(Phase.REPLICATING);
+    assertThat(journal).as("never settled: the next start writes it again by its id")
+      .doesNotContain("settled " + job.flush().id());
+  }
+
+  @Test
+  @DisplayName("a flush holding nothing journaled (commit requests only) is attempted without a journal record, and gives the journal its zero keys when it holds some")
+  void journalRecordOnlyForJournaled() {
+    FlushJob unjournaled = FlushJob.formed(rows(on(sources::nextId), "a"), List.of(ack("a")), List.of(), -1, 0);
+    assertThat(run(unjournaled).result()).isTrue();
+    assertThat(journal).noneMatch(record -> record.startsWith("formed"));
+    assertThat(unjournaled.journalPosition()).isEqualTo(-1);
+
+    List<CounterKey> zero = List.of(new CounterKey("likes", "cancelled"));
+    FlushJob journaled = FlushJob.formed(rows(on(sources::nextId), "b"), List.of(ack("b")), zero, POSITION, 0);
+    assertThat(run(journaled).result()).isTrue();
+    assertThat(log.zeroKeys).containsExactly(zero);
+  }
+
+  @Test
+  @DisplayName("a flush found committed on its retry (the first attempt's answer lost) is answered 200 and never voided")
+  void foundCommittedIsNotVoided() {
+    store.then(new CommitThenLoseAnswer());
+    FlushJob job = formed("a");
+    Future<Boolean> released = run(job);
+    advance(BACKOFF_MS);
+    assertThat(released.result()).isTrue();
+    assertThat(outcomes(job)).containsExactly(Outcome.SENT_ANSWER_LOST, Outcome.COMMITTED);
+    assertThat(store.voids).isEmpty();
+    assertThat(ackOf(job, "a").future().succeeded()).isTrue();
+    assertThat(store.value("likes", "a")).isEqualTo(1);
+  }
+
+  @Test
+  @DisplayName("a replayed flush, once settled, lets its earlier run's source go: the source's row is deleted")
+  void replayedSourceDeletedOnceSettled() {
+    FlushJob job = replayed(true, "a");
+    assertThat(run(job).result()).isTrue();
+    assertThat(store.deletedSources).containsExactly("old-0");
+  }
+
+  @Test
+  @DisplayName("a flush written again after a failover hands over what it had committed and holds nothing until it is found again")
+  void writtenAgainForgetsWhatItHad() {
+    FlushJob job = formed("a");
+    job.committedAs(job.flush());
+    assertThat(job.writeAgain()).containsExactly(job.flush());
+    assertThat(job.committed()).isEmpty();
+    assertThat(job.writtenAgain()).isTrue();
   }
 
   @Test

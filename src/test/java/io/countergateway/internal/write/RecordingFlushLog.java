@@ -13,6 +13,8 @@ import java.util.function.Predicate;
 final class RecordingFlushLog implements FlushLog {
   /** Every record asked for, in order, as "kind id". */
   final List<String> records = new ArrayList<>();
+  /** The zero keys each formed flush's record was asked to carry, in order. */
+  final List<List<CounterKey>> zeroKeys = new ArrayList<>();
   /** The journal had failed: nothing new is recorded. */
   boolean failed;
   /** A formed flush's record fails. */
@@ -25,6 +27,7 @@ final class RecordingFlushLog implements FlushLog {
   @Override
   public Future<Void> formed(Flush flush, List<CounterKey> zeroKeys) {
     records.add("formed " + flush.id());
+    this.zeroKeys.add(zeroKeys);
     return refusesFormed ? Future.failedFuture(new IllegalStateException("fsync failed")) : Future.succeededFuture();
   }
 
