@@ -711,11 +711,7 @@ class FlushJobTest {
       writer.keepUntilReplicated(store::replicationPosition, 60_000, () -> { });
       return null;
     });
-    store.then(new Hold(), new ReleaseThenFail(ScriptedStore.sqlState("22003")));
-    FlushJob job = formed("full", "other");
-    run(job);
-    advance(BACKSTOP_MS);
-    advance(BACKOFF_MS);
+    FlushJob job = lateCopyBeforeTheVoid();
     assertThat(ackOf(job, "other").future().succeeded()).isTrue();
     assertThat(job.phase()).isEqualTo(Phase.REPLICATING);
     assertThat(on(writer::heldForReplicas)).isEqualTo(1);
@@ -793,15 +789,20 @@ class FlushJobTest {
     assertThat(store.value("likes", "full")).as("answered 422: not counted").isZero();
   }
 
-  @Test
-  @DisplayName("a late copy that committed the flush whole before the void: every request is answered as committed, counted once, nothing split")
-  void lateCopyCommittedFirst() {
-    // the held first attempt lands (on slot 1) right before the retry (on slot 0) is refused
+  /** A flush of two rows whose held first attempt lands (on slot 1) right before its retry (on slot 0) is refused. */
+  private FlushJob lateCopyBeforeTheVoid() {
     store.then(new Hold(), new ReleaseThenFail(ScriptedStore.sqlState("22003")));
     FlushJob job = formed("full", "other");
     run(job);
     advance(BACKSTOP_MS);
     advance(BACKOFF_MS);
+    return job;
+  }
+
+  @Test
+  @DisplayName("a late copy that committed the flush whole before the void: every request is answered as committed, counted once, nothing split")
+  void lateCopyCommittedFirst() {
+    FlushJob job = lateCopyBeforeTheVoid();
 
     assertThat(ackOf(job, "full").future().succeeded()).isTrue();
     assertThat(ackOf(job, "other").future().succeeded()).isTrue();
