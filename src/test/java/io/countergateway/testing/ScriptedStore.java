@@ -257,6 +257,10 @@ public final class ScriptedStore implements CounterStore {
   public Future<VoidOutcome> voidFlush(Flush flush) {
     String id = flush.id().toString();
     voids.add(id);
+    if (voidsLost > 0) {
+      voidsLost--;
+      return Future.failedFuture(connectionLost());
+    }
     Throwable closed = sourceClosed(flush);
     if (closed != null) {
       return Future.failedFuture(closed);
@@ -269,6 +273,12 @@ public final class ScriptedStore implements CounterStore {
     voidedIds.add(id);
     return Future.succeededFuture(VoidOutcome.VOIDED);
   }
+
+  /** How many of the next voids lose their connection before the database answers (nothing of them is done). */
+  public int voidsLost;
+
+  /** How many of the next reads of a source's row lose their connection before the database answers. */
+  public int sourceRowReadsLost;
 
   /** How many of the next source registrations fail as a refused connection would. */
   public int registrationsRefused;
@@ -302,6 +312,10 @@ public final class ScriptedStore implements CounterStore {
 
   @Override
   public Future<FlushSourceRow> sourceRow(String source) {
+    if (sourceRowReadsLost > 0) {
+      sourceRowReadsLost--;
+      return Future.failedFuture(connectionLost());
+    }
     Long fence = sources.get(source);
     Set<FlushId> committed = new HashSet<>();
     if (fence != null && fence == FlushSourceRow.CLOSED) {

@@ -112,6 +112,33 @@ class JournalTargetTest {
     assertThat(reached.recorded(POSTGRES, JournalTarget.Held.of(List.of(), List.of()))).isEqualTo(reached);
   }
 
+  @Test
+  @DisplayName("work held is refused another database whether it is increments alone or an unsettled flush alone")
+  void eitherKindOfWorkHeldIsRefused() {
+    JournalTarget mysql = with("mysql", "db1", 3306, "counters", "id-b", POSTGRES.windows());
+    Flush flush = new Flush(FlushId.parse("src-0:1"), List.of(new FlushRow("likes", "f", (short) 0, 4)));
+    Journal journal = open(POSTGRES);
+    loop.onLoop(() -> {
+      journal.appendIncrement(new Increment(new CounterKey("likes", "f"), 4));
+      return journal.formed(flush, List.of());
+    });
+    await(loop.onLoop(journal::committed));
+    loop.close(journal, false);
+    assertThatThrownBy(() -> open(mysql)).rootCause().isInstanceOf(ConfigException.class)
+      .hasMessageStartingWith("database.kind: is 'mysql'").hasMessageContaining("holds 0 counters and 1 flushes");
+
+    Journal same = open(POSTGRES);
+    loop.onLoop(() -> {
+      same.settled("src-0:1");
+      same.appendIncrement(new Increment(new CounterKey("likes", "held"), 2));
+      return same.committed();
+    });
+    await(loop.onLoop(same::committed));
+    loop.close(same, false);
+    assertThatThrownBy(() -> open(mysql)).rootCause().isInstanceOf(ConfigException.class)
+      .hasMessageStartingWith("database.kind: is 'mysql'").hasMessageContaining("holds 1 counters and 0 flushes");
+  }
+
   private Journal open(JournalTarget target) {
     JournalOptions options = JournalLoop.options(dir, JournalOptions.Fsync.ALWAYS, 64 * 1024, 1 << 30);
     return await(loop.onLoop(() -> Journal.open(loop.vertx, options, JournalFiles.disk(), target, 0, 1, full -> {

@@ -276,6 +276,26 @@ class JournalTest {
       .doesNotContain(dir.resolve(SegmentFiles.fileName(0, 7)), dir.resolve(SegmentFiles.fileName(0, 8)));
   }
 
+  @Test
+  @DisplayName("a segment file cut inside its header, or whose header is garbage, is reported as a lost tail that may have held answered increments; an empty file as nothing")
+  void filesWithoutAGoodHeader() throws IOException {
+    for (int length : new int[] {0, 40, Frames.FILE_HEADER_BYTES}) {
+      Path in = Files.createDirectories(dir.resolve("garbage-" + length));
+      byte[] bytes = new byte[length];
+      java.util.Arrays.fill(bytes, (byte) 0x5A);
+      Files.write(in.resolve(SegmentFiles.fileName(0, 5)), bytes);
+      Journal journal = loop.open(JournalFiles.disk(), JournalLoop.options(in, JournalOptions.Fsync.ALWAYS, SEGMENT,
+        1 << 30));
+      Journal.Recovered recovered = journal.recovered();
+      assertThat(recovered.replay().tail().bytes()).as("%d bytes of garbage", length).isEqualTo(length);
+      assertThat(recovered.replay().tail().any()).as("%d bytes of garbage", length).isEqualTo(length > 0);
+      assertThat(recovered.replay().mayHaveLost()).as("an unreadable header may have hidden answered increments")
+        .isEqualTo(length > 0);
+      assertThat(recovered.pending()).isEmpty();
+      loop.close(journal, false);
+    }
+  }
+
   private static byte[] v1File(byte[] payload) {
     CRC32C crc = new CRC32C();
     crc.update(payload);
@@ -462,6 +482,61 @@ class JournalTest {
     // with nothing held, the table is free to change
     Journal renamed = loop.open(JournalFiles.disk(), options(JournalOptions.Fsync.ALWAYS, 1 << 30), "renamed");
     assertThat(renamed.recovered().pending()).isEmpty();
+  }
+
+  @Test
+  @DisplayName("files of another table that hold nothing unsettled any more start under a new table; files holding only an unsettled flush are refused, naming it")
+  void otherTableHoldingOnlyAFlush() {
+    Flush flush = new Flush(FlushId.parse("src:1"), List.of(new FlushRow("likes", "x", (short) 0, 3)));
+    Journal journal = open();
+    loop.onLoop(() -> {
+      journal.appendIncrement(like("x", 3));
+      return journal.formed(flush, List.of());
+    });
+    await(loop.onLoop(journal::committed));
+    loop.close(journal, false);
+    JournalOptions options = options(JournalOptions.Fsync.ALWAYS, 1 << 30);
+    assertThatThrownBy(() -> loop.open(JournalFiles.disk(), options, "renamed"))
+      .rootCause().isInstanceOf(ConfigException.class)
+      .hasMessageContaining("holds 0 counters and 1 flushes").hasMessageContaining("'slotted_counters'");
+
+    Journal same = open();
+    assertThat(same.recovered().unsettled()).containsExactly(flush);
+    loop.onLoop(() -> {
+      same.settled(flush.id().toString());
+      return same.force();
+    });
+    await(loop.onLoop(same::force));
+    loop.close(same, false); // a crash: the files stay, holding nothing unsettled
+    Journal renamed = loop.open(JournalFiles.disk(), options, "renamed");
+    assertThat(renamed.recovered().pending()).isEmpty();
+    assertThat(renamed.recovered().unsettled()).isEmpty();
+  }
+
+  @Test
+  @DisplayName("a flush recorded as never sent is still known as never sent after a second replay: the first replay's snapshot carries it")
+  void neverSentCarriedBySnapshots() {
+    Flush flush = new Flush(FlushId.parse("src:1"), List.of(new FlushRow("likes", "x", (short) 0, 3)));
+    Flush sent = new Flush(FlushId.parse("src:2"), List.of(new FlushRow("likes", "y", (short) 0, 4)));
+    Journal journal = open();
+    loop.onLoop(() -> {
+      journal.appendIncrement(like("x", 3));
+      journal.appendIncrement(like("y", 4));
+      journal.formed(flush, List.of());
+      journal.formed(sent, List.of());
+      journal.notSent(flush.id().toString());
+      return null;
+    });
+    await(loop.onLoop(journal::force));
+    loop.close(journal, false);
+
+    Journal first = open();
+    assertThat(first.recovered().unsettled()).containsExactlyInAnyOrder(flush, sent);
+    assertThat(first.recovered().neverSent()).containsExactly(flush.id());
+    loop.close(first, false);
+    Journal second = open();
+    assertThat(second.recovered().unsettled()).containsExactlyInAnyOrder(flush, sent);
+    assertThat(second.recovered().neverSent()).containsExactly(flush.id());
   }
 
   @Test
