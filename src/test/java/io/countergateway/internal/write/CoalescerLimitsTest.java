@@ -169,6 +169,9 @@ class CoalescerLimitsTest {
     assertThat(onLoop(coalescer::countersHeld)).isZero();
     assertThat(List.of(store.value("likes", "a"), store.value("likes", "b"), store.value("likes", "c"),
       store.value("likes", "d"), store.value("likes", "e"))).containsExactly(3L, 1L, 1L, 1L, 0L);
+    onLoop(() -> coalescer.drain());
+    assertThat(refusal(() -> coalescer.accept(increment("e", 1))).code()).isEqualTo("shutting_down");
+    assertThat(meter(registry, "gateway.increments.refused")).as("refused while stopping too").isEqualTo(2);
   }
 
   @Test
@@ -353,6 +356,11 @@ class CoalescerLimitsTest {
   void cancelledOutIsAnsweredAndGone() {
     store.then(new Hold());
     start(config(), Map.of());
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    onLoop(() -> {
+      coalescer.registerMetrics(registry, 3);
+      return null;
+    });
     Ack blocker = waitFor("blocker", 1);
     Ack up = waitFor("x", 3);
     Ack down = waitFor("x", -3);
@@ -362,9 +370,65 @@ class CoalescerLimitsTest {
     assertThat(blocker.future().succeeded()).isTrue();
     assertThat(up.future().succeeded()).isTrue();
     assertThat(down.future().succeeded()).isTrue();
+    assertThat(meter(registry, "gateway.waiting.requests")).isZero();
     assertThat(onLoop(coalescer::countersHeld)).isZero();
     assertThat(store.attempts).hasSize(1);
     assertThat(onLoop(() -> coalescer.drain()).isComplete()).isTrue();
+  }
+
+  @Test
+  @DisplayName("once no request waits any more (committed, or withdrawn at its deadline), an accepted increment waits batching.maxDelay again")
+  void noWaiterNoHurry() {
+    start(config("250ms"), Map.of());
+    Ack committed = waitFor("w", 1);
+    assertThat(committed.future().succeeded()).isTrue();
+    store.then(new Hold());
+    accept("blocker", 1);
+    assertThat(store.attempts).as("nobody waits for the blocker: it waits its maxDelay").hasSize(1);
+    advance(50);
+    assertThat(store.attempts).hasSize(2);
+    Ack withdrawn = waitFor("p", 1);
+    advance(250);
+    assertThat(answer(withdrawn).code()).isEqualTo("timeout_withdrawn");
+    release();
+
+    accept("a", 1);
+    advance(49);
+    assertThat(store.attempts).as("nobody waits for a: it waits its maxDelay").hasSize(2);
+    advance(1);
+    assertThat(store.attempts).hasSize(3);
+    assertThat(store.value("likes", "a")).isEqualTo(1);
+    assertThat(store.value("likes", "p")).isZero();
+  }
+
+  @Test
+  @DisplayName("a replay's pending deltas are held again and its unsettled flushes written again under their own ids, readiness waiting for them")
+  void restoreHoldsAndRewrites() {
+    store.sources.put("dead", 0L);
+    store.then(new Hold(), new Hold());
+    start(config(), Map.of());
+    Flush seven = new Flush(FlushId.formed("dead", 7), List.of(new FlushRow("likes", "b", (short) 0, 2)));
+    Flush eight = new Flush(FlushId.formed("dead", 8), List.of(new FlushRow("likes", "c", (short) 1, 4),
+      new FlushRow("likes", "d", (short) 1, 5)));
+    Journal.Recovered recovered = new Journal.Recovered(Map.of(new CounterKey("likes", "a"), 3L), List.of(seven, eight),
+      Set.of(), null);
+    onLoop(() -> {
+      coalescer.restore(recovered);
+      return null;
+    });
+
+    assertThat(state.writersHealthy()).as("replaying").isFalse();
+    assertThat(onLoop(coalescer::countersHeld)).isEqualTo(4);
+    assertThat(store.attempts).extracting(Flush::id).containsExactly(seven.id(), eight.id());
+    release();
+    assertThat(state.writersHealthy()).as("one unsettled flush left").isFalse();
+    release();
+    assertThat(state.writersHealthy()).isTrue();
+    assertThat(onLoop(coalescer::countersHeld)).isEqualTo(1);
+    advance(50);
+    assertThat(List.of(store.value("likes", "a"), store.value("likes", "b"), store.value("likes", "c"),
+      store.value("likes", "d"))).containsExactly(3L, 2L, 4L, 5L);
+    assertThat(onLoop(coalescer::countersHeld)).isZero();
   }
 
   @Test
