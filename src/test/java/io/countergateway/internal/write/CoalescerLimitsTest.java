@@ -202,6 +202,7 @@ class CoalescerLimitsTest {
   @Test
   @DisplayName("counters fill the coalescer exactly to its bound; the next new counter is refused 503 and sheds, an increment of a pending one still fits")
   void pendingKeysBound() {
+    store.then(new Hold());
     start(config(), Map.of(Bound.PENDING_KEYS, 3L));
     onLoop(() -> coalescer.acceptAll(List.of(increment("a", 1), increment("b", 1), increment("c", 1))));
     assertThat(state.writersHealthy()).as("full, but nothing refused yet").isTrue();
@@ -211,10 +212,14 @@ class CoalescerLimitsTest {
     assertThat(full.status()).isEqualTo(503);
     assertThat(full.getMessage()).isEqualTo("too many counters are waiting to be written; retry shortly");
     assertThat(state.writersHealthy()).as("not even one more counter fits: shed").isFalse();
+    assertThat(refusal(() -> coalescer.add(increment("d", 1), false)).status()).isEqualTo(503);
+    assertThat(refusal(() -> coalescer.addAll(List.of(increment("d", 1)), false)).status()).isEqualTo(503);
+    onLoop(() -> coalescer.addAll(List.of(increment("a", 1), increment("b", 1)), false));
 
     advance(50);
-    assertThat(state.writersHealthy()).as("the flush made room").isTrue();
-    assertThat(store.value("likes", "a")).isEqualTo(2);
+    assertThat(state.writersHealthy()).as("the flush, though still in flight, made room").isTrue();
+    release();
+    assertThat(store.value("likes", "a")).isEqualTo(3);
   }
 
   @Test
@@ -452,6 +457,40 @@ class CoalescerLimitsTest {
     assertThat(List.of(store.value("likes", "a"), store.value("likes", "b"), store.value("likes", "c")))
       .containsExactly(1L, 1L, 1L);
     assertThat(onLoop(() -> coalescer.close()).succeeded()).isTrue();
+  }
+
+  @Test
+  @DisplayName("every way in refuses a call from a thread other than its event loop, taking nothing")
+  void everyWayInIsConfined() {
+    start(config(), Map.of());
+    List<Runnable> ways = List.of(() -> coalescer.addAll(List.of(increment("a", 1)), true),
+      () -> coalescer.accept(increment("a", 1)), () -> coalescer.acceptAll(List.of(increment("a", 1))),
+      () -> coalescer.restore(new Journal.Recovered(Map.of(new CounterKey("likes", "a"), 1L), List.of(), Set.of(), null)),
+      () -> coalescer.drain());
+    for (Runnable way : ways) {
+      assertThatThrownBy(way::run).isInstanceOf(IllegalStateException.class);
+    }
+    assertThat(onLoop(coalescer::countersHeld)).isZero();
+    onLoop(() -> coalescer.acceptAll(List.of(increment("a", 1))));
+    assertThat(onLoop(coalescer::countersHeld)).as("still open on its own loop").isEqualTo(1);
+  }
+
+  @Test
+  @DisplayName("a replay's pending deltas alone are flushed batching.maxDelay after the restore, as if taken then")
+  void restoredPendingWaitsMaxDelay() {
+    start(config(), Map.of());
+    advance(100);
+    onLoop(() -> {
+      coalescer.restore(new Journal.Recovered(Map.of(new CounterKey("likes", "a"), 3L), List.of(), Set.of(), null));
+      return null;
+    });
+    assertThat(state.writersHealthy()).as("nothing to write again first").isTrue();
+    advance(49);
+    assertThat(store.attempts).isEmpty();
+    advance(1);
+    assertThat(store.value("likes", "a")).isEqualTo(3);
+    onLoop(() -> coalescer.drain());
+    assertThat(refusal(() -> coalescer.acceptAll(List.of(increment("b", 1)))).code()).isEqualTo("shutting_down");
   }
 
   @Test
