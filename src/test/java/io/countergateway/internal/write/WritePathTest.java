@@ -233,6 +233,7 @@ class WritePathTest {
 
     assertThat(answer.status()).isEqualTo(200);
     assertThat(answer.value()).isEqualTo(3);
+    assertThat(state.taken().taken("likes")).as("a single committed increment is taken too").isEqualTo(1);
   }
 
   @Test
@@ -384,6 +385,7 @@ class WritePathTest {
       .withIdempotencyKey("k1", "{\"first\":true}");
 
     WriteAnswer first = submit(request);
+    assertThat(state.taken().taken("likes")).as("taken once written").isEqualTo(2);
     WriteAnswer repeat = submit(request);
 
     assertThat(first.status()).isEqualTo(200);
