@@ -348,4 +348,61 @@ class JournalReplayTest {
     assertThat(store.commits).isEqualTo(store.committedIds.size());
     second.crash();
   }
+
+  /** The journal's segment files in the run's directory. */
+  private List<String> segmentFiles() {
+    try (java.util.stream.Stream<Path> files = java.nio.file.Files.list(dir)) {
+      return files.map(file -> file.getFileName().toString()).filter(name -> name.endsWith(".seg")).toList();
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+  }
+
+  @Test
+  @DisplayName("a drain on a failing database leaves the journal only once the writer has failed a whole second, answering every waiting request then")
+  void drainLeavesAfterASecondOfFailing() {
+    for (int i = 0; i < 10_000; i++) {
+      store.then(new ScriptedStore.Fail(ScriptedStore.connectionLost()));
+    }
+    Run run = new Run();
+    // a waiting request's flush is formed at once and fails from now on; what comes after it stays pending
+    Ack inFlight = run.on(() -> run.coalescer.add(new Increment(new CounterKey("likes", "w"), 1), true));
+    assertThat(run.state.writersHealthy()).as("failing from now").isFalse();
+    run.on(() -> run.coalescer.accept(new Increment(new CounterKey("likes", "a"), 1)));
+    Ack pending = run.on(() -> run.coalescer.add(new Increment(new CounterKey("likes", "p"), 1), true));
+    Future<Void> drained = run.on(run.coalescer::drain);
+
+    run.on(() -> {
+      run.timers.advance(Coalescer.LEAVE_TO_JOURNAL_AFTER_FAILING_MS - 1);
+      return null;
+    });
+    assertThat(run.on(drained::isComplete)).as("failing for less than a second").isFalse();
+    assertThat(run.on(() -> inFlight.future().isComplete() || pending.future().isComplete())).isFalse();
+    run.on(() -> {
+      run.timers.advance(1);
+      return null;
+    });
+
+    assertThat(run.on(drained::isComplete)).isTrue();
+    assertThat(run.on(run.coalescer::leftInJournal)).isTrue();
+    assertThat(run.on(() -> ((ApiError) pending.future().cause()).code())).isEqualTo("timeout_withdrawn");
+    assertThat(run.on(() -> ((ApiError) inFlight.future().cause()).status())).isEqualTo(504);
+    await(run.on(run.coalescer::close));
+    assertThat(segmentFiles()).as("kept for the restart's replay").isNotEmpty();
+  }
+
+  @Test
+  @DisplayName("a drain that wrote everything deletes the journal's segments at the close: nothing is left to replay")
+  void drainedJournalIsDeleted() {
+    Run run = new Run();
+    run.acceptAll("d");
+    Future<Void> drained = run.on(run.coalescer::drain);
+    run.until("drained", drained::isComplete);
+    assertThat(run.on(run.coalescer::leftInJournal)).isFalse();
+    assertThat(segmentFiles()).isNotEmpty();
+    await(run.on(run.coalescer::close));
+
+    assertThat(total("d")).isEqualTo(INCREMENTS);
+    assertThat(segmentFiles()).isEmpty();
+  }
 }

@@ -115,11 +115,22 @@ class RecoveryPropertiesTest {
    */
   private static final int TRIES_THIS_RUN = Integer.getInteger("harness.tries", TRIES);
 
-  /** Sets the property's tries and seed from the system properties, when they are given. */
+  /** The tries of a normal run of the two verticles' property. */
+  private static final int TWO_VERTICLES_TRIES = 150;
+
+  /** {@code tries}, a property's tries in a normal run, in the same share as {@code -Dharness.tries} is of 300. */
+  static int triesThisRun(int tries) {
+    return Math.max(1, (int) ((long) tries * TRIES_THIS_RUN / TRIES));
+  }
+
+  /**
+   * Sets the property's tries (its own, scaled as {@code -Dharness.tries} says) and seed from the system properties,
+   * when they are given.
+   */
   static final class TriesOfThisRun implements AroundPropertyHook {
     @Override
     public PropertyExecutionResult aroundProperty(PropertyLifecycleContext context, PropertyExecutor property) {
-      context.attributes().setTries(TRIES_THIS_RUN);
+      context.attributes().setTries(triesThisRun(context.attributes().tries().orElse(TRIES)));
       String seed = System.getProperty("harness.seed");
       if (seed != null) {
         context.attributes().setSeed(seed);
@@ -158,7 +169,8 @@ class RecoveryPropertiesTest {
    * 150 tries, a few seconds: every kind is drawn at least {@link #TWO_VERTICLES_DRAWN_AT_LEAST} times (the rarest, a
    * replay not killed, about 11 times on average: fewer than 2 in about one run of 8,000).
    */
-  @Property(tries = 150, shrinking = ShrinkingMode.BOUNDED)
+  @Property(tries = TWO_VERTICLES_TRIES, shrinking = ShrinkingMode.BOUNDED)
+  @AddLifecycleHook(TriesOfThisRun.class)
   @Label("two verticles appending interleaved, a kill or crash between any two of their frames: every answered "
     + "increment counted once")
   void twoVerticlesKilledAnywhere(@ForAll("twoVerticles") TwoVerticles two) {
@@ -258,8 +270,9 @@ class RecoveryPropertiesTest {
    * least one in a shorter run).
    */
   private static final int DRAWN_AT_LEAST = Math.max(1, 5 * TRIES_THIS_RUN / TRIES);
-  /** The same for the two verticles' property, of fewer tries. */
-  private static final int TWO_VERTICLES_DRAWN_AT_LEAST = 2;
+  /** The same for the two verticles' property, of fewer tries (2 of 150, and at least one in a shorter run). */
+  private static final int TWO_VERTICLES_DRAWN_AT_LEAST = Math.max(1, 2 * triesThisRun(TWO_VERTICLES_TRIES)
+    / TWO_VERTICLES_TRIES);
 
   /** Every kind of kill, crash, disk fault, downtime and replay was tried often enough in this run. */
   private static void everyKindDrawn(int drawnAtLeast) {
