@@ -56,16 +56,18 @@ final class CounterReader {
     if (Thread.currentThread() != eventLoop) {
       throw new IllegalStateException("the reader must be called on the event loop of the verticle that created it");
     }
-    if (ids.size() == 1) {
-      // the hot read: one counter, its value without the composite of many
-      String id = ids.get(0);
-      Future<Long> value = value(type, id);
-      startQueries();
-      return value.map(one -> Map.of(id, one));
-    }
     List<Future<Long>> values = new ArrayList<>(ids.size());
+    Map<String, Promise<Long>> waiting = null;
     for (String id : ids) {
-      values.add(value(type, id));
+      Cached cached = cacheNanos > 0 ? cache.get(new CounterKey(type, id)) : null;
+      if (cached != null && System.nanoTime() - cached.readAtNanos < cacheNanos) {
+        values.add(Future.succeededFuture(cached.value));
+        continue;
+      }
+      if (waiting == null) {
+        waiting = queued.computeIfAbsent(type, t -> new HashMap<>());
+      }
+      values.add(waiting.computeIfAbsent(id, i -> Promise.promise()).future());
     }
     startQueries();
     return Future.all(values).map(all -> {
@@ -75,15 +77,6 @@ final class CounterReader {
       }
       return result;
     });
-  }
-
-  /** The cached value of one counter, or its place among the reads waiting for the next query. */
-  private Future<Long> value(String type, String id) {
-    Cached cached = cacheNanos > 0 ? cache.get(new CounterKey(type, id)) : null;
-    if (cached != null && System.nanoTime() - cached.readAtNanos < cacheNanos) {
-      return Future.succeededFuture(cached.value);
-    }
-    return queued.computeIfAbsent(type, t -> new HashMap<>()).computeIfAbsent(id, i -> Promise.promise()).future();
   }
 
   private void startQueries() {

@@ -44,8 +44,6 @@ public final class LocalReads {
   private final IncrementRules rules;
   private final int maxReadIds;
   private final long timeoutMs;
-  /** Each event loop's waiting reads. */
-  private final ThreadLocal<Deadlines> waiting = ThreadLocal.withInitial(Deadlines::new);
 
   public LocalReads(GatewayConfig config, IncrementRules rules) {
     this.config = config;
@@ -109,103 +107,18 @@ public final class LocalReads {
       return Future.failedFuture(BusErrors.toApiError(new ReplyException(ReplyFailure.NO_HANDLERS, "no read verticle")));
     }
     Reader reader = now.get(Math.floorMod(next.getAndIncrement(), now.size()));
+    Promise<Map<String, Long>> answer = Promise.promise();
     // the answer's deadline, as a bus request's: on the caller's event loop, where the answer completes too
-    Waiting read = waiting.get().add(caller);
+    long deadline = caller.owner().setTimer(timeoutMs, fired -> answer.tryFail(TIMED_OUT));
     reader.context.runOnContext(v -> reader.reader.read(type, ids).onComplete(result -> caller.runOnContext(back -> {
-      if (!read.answered()) {
-        return; // timed out
-      }
+      caller.owner().cancelTimer(deadline);
       if (result.succeeded()) {
-        read.answer.complete(keyedAsAsked(result.result(), asked, ids));
+        answer.tryComplete(keyedAsAsked(result.result(), asked, ids));
       } else {
-        read.answer.fail(ReadVerticle.readFailure(type, ids, result.cause()));
+        answer.tryFail(ReadVerticle.readFailure(type, ids, result.cause()));
       }
     })));
-    return read.answer.future();
-  }
-
-  /** A read waiting for its answer, a link of its event loop's {@link Deadlines}. */
-  private static final class Waiting {
-    private final Promise<Map<String, Long>> answer = Promise.promise();
-    private final Deadlines deadlines;
-    private final long deadlineNanos;
-    private Waiting previous;
-    private Waiting next;
-    private boolean linked = true;
-
-    private Waiting(Deadlines deadlines, long deadlineNanos) {
-      this.deadlines = deadlines;
-      this.deadlineNanos = deadlineNanos;
-    }
-
-    /** Takes this read off its deadline: false when the deadline came first (the read has answered 504). */
-    private boolean answered() {
-      if (!linked) {
-        return false;
-      }
-      deadlines.unlink(this);
-      return true;
-    }
-  }
-
-  /**
-   * The reads waiting on one event loop, oldest first. Every read has the same timeout, so the oldest is the next to
-   * expire and one timer, for the oldest, serves them all: a timer set and cancelled per read cost about a twentieth of
-   * the gateway's CPU under hot reads (src/bench/results/round5-reads-2026-11-29-2.md). An answered read leaves the
-   * list at once, so it holds only the reads still waiting. Confined to its event loop.
-   */
-  private final class Deadlines {
-    private Waiting oldest;
-    private Waiting newest;
-    private long timer = -1;
-
-    Waiting add(Context caller) {
-      Waiting read = new Waiting(this, System.nanoTime() + timeoutMs * 1_000_000L);
-      if (newest == null) {
-        oldest = read;
-      } else {
-        newest.next = read;
-        read.previous = newest;
-      }
-      newest = read;
-      if (timer < 0) {
-        arm(caller.owner());
-      }
-      return read;
-    }
-
-    void unlink(Waiting read) {
-      read.linked = false;
-      if (read.previous == null) {
-        oldest = read.next;
-      } else {
-        read.previous.next = read.next;
-      }
-      if (read.next == null) {
-        newest = read.previous;
-      } else {
-        read.next.previous = read.previous;
-      }
-      read.previous = null;
-      read.next = null;
-    }
-
-    /** A timer for the oldest read's deadline; when it fires, what has expired answers 504 and it is set again. */
-    private void arm(Vertx vertx) {
-      long remainingMs = (oldest.deadlineNanos - System.nanoTime() + 999_999) / 1_000_000;
-      timer = vertx.setTimer(Math.max(1, remainingMs), fired -> {
-        timer = -1;
-        long now = System.nanoTime();
-        while (oldest != null && oldest.deadlineNanos - now <= 0) {
-          Waiting expired = oldest;
-          unlink(expired);
-          expired.answer.fail(TIMED_OUT);
-        }
-        if (oldest != null) {
-          arm(vertx);
-        }
-      });
-    }
+    return answer.future();
   }
 
   /** The values by the ids as asked (a public namespace's page id may be stored as another text). */
