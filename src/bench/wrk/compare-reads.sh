@@ -33,6 +33,7 @@ stop() { kill -TERM "$GATEWAY_PID"; wait "$GATEWAY_PID" || true; GATEWAY_PID=; }
 MULTI_PATH="/v1/counters/downloads?$(seq 0 $((IDS - 1)) | sed 's/^/id=m/' | paste -sd'&')"
 SEED=$(seq 0 $((IDS - 1)) | sed 's/.*/{"type":"downloads","id":"m&","delta":1}/' | paste -sd,)
 reads_url() { case $1 in hot) echo "$G/v1/counters/downloads/hot" ;; multi) echo "$G$MULTI_PATH" ;; esac; }
+p50() { awk '$1=="50%" {print $2}' "$OUT/$1.txt"; }
 readers() { case $1 in hot) echo "$READERS" ;; multi) echo "$MULTI_READERS" ;; esac; }
 
 # load BUILD WORKLOAD ROUND SECONDS: commits from one wrk and reads from another, at the same time
@@ -42,8 +43,26 @@ load() {
     >"$OUT/$1-$2-writes-$3.txt" 2>&1 &
   local writes=$!
   sleep 1
+  # the CPU each side used while the reads ran (clock ticks): the gateway, the database, both wrk, the machine
+  local shell=$BASHPID db m0 m1 g0 d0 r0 w0
+  db=$(database_pids)
+  read -r -a m0 <<<"$(machine_ticks)"
+  g0=$(cpu_ticks "$GATEWAY_PID"); d0=$(cpu_ticks $db); r0=$(waited_ticks "$shell"); w0=$(cpu_ticks "$writes")
   wrk -t1 -c"$(readers "$2")" -d"$4" --latency "$(reads_url "$2")" >"$OUT/$1-$2-reads-$3.txt" 2>&1
+  read -r -a m1 <<<"$(machine_ticks)"
+  echo "$(($(cpu_ticks "$GATEWAY_PID") - g0)) $(($(cpu_ticks $db) - d0)) $(($(waited_ticks "$shell") - r0))" \
+    "$(($(cpu_ticks "$writes") - w0)) $((m1[0] - m0[0])) $((m1[1] - m0[1]))" >"$OUT/$1-$2-cpu-$3.txt"
   wait "$writes"
+}
+# cpu BUILD WORKLOAD ROUND: the gateway's CPU µs per read, then the cores the gateway / database / both wrk used and
+# the machine's busy share while the reads ran (the gateway's CPU includes the commit load's)
+cpu() {
+  local f="$OUT/$1-$2-cpu-$3.txt"
+  [ -f "$f" ] || { echo "?"; return; }
+  awk -v hz="$(getconf CLK_TCK)" -v cores="$(nproc)" -v n="$(requests "$1-$2-reads-$3")" '{
+    secs = $6 / hz / cores
+    printf "%.0f µs; %.2f / %.2f / %.2f cores; busy %.0f %%", $1 / hz * 1e6 / n, $1 / hz / secs, $2 / hz / secs,
+      ($3 + $4) / hz / secs, 100 * $5 / $6 }' "$f"
 }
 
 # wrk counts the answers it read; when a run ends, up to one request per connection has been sent without its answer
@@ -78,16 +97,18 @@ for round in $(seq "$ROUND_FROM" $((ROUND_FROM + ROUNDS - 1))); do
 done
 
 echo
-echo "| workload | round | before reads/s (p99) | after reads/s (p99) | after / before | commits/s during reads, before / after | non-2xx before / after |"
-echo "|---|---|---:|---:|---:|---|---:|"
+echo "| workload | round | before reads/s (p50 / p99) | after reads/s (p50 / p99) | after / before | commits/s during reads, before / after | non-2xx before / after | gateway CPU per read; gateway / database / wrk cores; machine busy, before | the same, after |"
+echo "|---|---|---:|---:|---:|---|---:|---|---|"
 for workload in $WORKLOADS; do
   for round in $(seq "$ROUND_FROM" $((ROUND_FROM + ROUNDS - 1))); do
     b="before-$workload-reads-$round"; a="after-$workload-reads-$round"
-    printf '| %s | %s | %s (%s) | %s (%s) | %s | %s / %s | %s / %s |\n' "$workload" "$round" "$(rps "$b")" "$(p99 "$b")" \
-      "$(rps "$a")" "$(p99 "$a")" "$(awk -v a="$(rps "$a")" -v b="$(rps "$b")" 'BEGIN {printf "%.2f", a / b}')" \
+    printf '| %s | %s | %s (%s / %s) | %s (%s / %s) | %s | %s / %s | %s / %s | %s | %s |\n' "$workload" "$round" \
+      "$(rps "$b")" "$(p50 "$b")" "$(p99 "$b")" "$(rps "$a")" "$(p50 "$a")" "$(p99 "$a")" \
+      "$(awk -v a="$(rps "$a")" -v b="$(rps "$b")" 'BEGIN {printf "%.2f", a / b}')" \
       "$(rps "before-$workload-writes-$round")" "$(rps "after-$workload-writes-$round")" \
       "$(($(non2xx "$b") + $(non2xx "before-$workload-writes-$round")))" \
-      "$(($(non2xx "$a") + $(non2xx "after-$workload-writes-$round")))"
+      "$(($(non2xx "$a") + $(non2xx "after-$workload-writes-$round")))" \
+      "$(cpu before "$workload" "$round")" "$(cpu after "$workload" "$round")"
   done
 done
 echo

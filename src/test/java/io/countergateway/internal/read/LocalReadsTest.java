@@ -35,6 +35,7 @@ class LocalReadsTest {
   private Context callerB;
   private final ScriptedStore store = new ScriptedStore();
   private LocalReads local;
+  private JsonObject database;
 
   @BeforeEach
   void setUp() {
@@ -42,10 +43,14 @@ class LocalReadsTest {
     readLoop = vertx.getOrCreateContext();
     callerA = vertx.getOrCreateContext();
     callerB = vertx.getOrCreateContext();
-    JsonObject database = new JsonObject().put("kind", "postgres").put("host", "127.0.0.1").put("port", 5432)
+    database = new JsonObject().put("kind", "postgres").put("host", "127.0.0.1").put("port", 5432)
       .put("name", "counters").put("user", "postgres");
-    GatewayConfig config = GatewayConfig.fromJson(GatewayFixture.baseConfig(database, "local_reads"));
-    local = new LocalReads(config, new IncrementRules(config, Clock.systemUTC()));
+    local = localReads(GatewayFixture.baseConfig(database, "local_reads"));
+  }
+
+  private static LocalReads localReads(JsonObject json) {
+    GatewayConfig config = GatewayConfig.fromJson(json);
+    return new LocalReads(config, new IncrementRules(config, Clock.systemUTC()));
   }
 
   @AfterEach
@@ -115,5 +120,32 @@ class LocalReadsTest {
       .cause().isInstanceOf(ApiError.class).extracting(cause -> ((ApiError) cause).status()).isEqualTo(400);
     local.remove(reader);
     assertThat(local.takes("likes")).as("no read verticle serves: the routes use the event bus").isFalse();
+  }
+
+  @Test
+  @DisplayName("a read still waiting at limits.requestTimeout answers 504 timeout, and the reads after it are answered their value")
+  void aReadPastItsDeadlineTimesOutAndTheLaterOnesAreAnswered() throws Exception {
+    JsonObject json = GatewayFixture.baseConfig(database, "local_reads");
+    json.getJsonObject("limits").put("requestTimeout", "500ms");
+    LocalReads bounded = localReads(json);
+    store.set("likes", "hot", BigInteger.valueOf(7));
+    store.holdSums(true);
+    CounterReader reader = EventLoop.call(readLoop, () -> new CounterReader(store, 4, 100, 0, 100_000));
+    bounded.add(readLoop, reader);
+
+    Future<Map<String, Long>> held = EventLoop.call(callerA, () -> bounded.read("likes", List.of("hot")));
+    assertThatThrownBy(() -> await(held)).cause().isInstanceOf(ApiError.class)
+      .extracting(cause -> ((ApiError) cause).status(), cause -> ((ApiError) cause).code())
+      .containsExactly(504, "timeout");
+
+    // the held query ends after its read gave up; the reads that come now are answered by the next one
+    EventLoop.call(readLoop, () -> store.holdSums(false).release());
+    List<Future<Map<String, Long>>> later = new ArrayList<>();
+    for (int i = 0; i < 20; i++) {
+      later.add(EventLoop.call(i % 2 == 0 ? callerA : callerB, () -> bounded.read("likes", List.of("hot"))));
+    }
+    for (Future<Map<String, Long>> read : later) {
+      assertThat(await(read)).containsExactly(Map.entry("hot", 7L));
+    }
   }
 }
