@@ -32,13 +32,14 @@ public final class BatchingOptions {
    * While the flushes in flight run, the next batch grows (group commit). With {@link #ADAPTIVE_IN_FLIGHT} a ceiling
    * for the measured rule; without, the number always kept. Each writer's slot lane and write pool are sized by it.
    */
-  public static final ConfigKey<Integer> MAX_IN_FLIGHT = KEYS.define("maxInFlight", LOW, INT, 1, between(1, 64),
+  public static final ConfigKey<Integer> MAX_IN_FLIGHT = KEYS.define("maxInFlight", LOW, INT, 2, between(1, 64),
     "flushes in flight per coalescer (group commit); with `adaptiveInFlight`, the most it keeps; each writer's slot "
       + "lane and write pool are this + 1");
-  /** Off by default: on 2 shared cores round 5 measured it below the best fixed setting (docs/benchmarks.md). */
+  /** Off by default: on 2 cores round 5 measured fixed 2 within 10 % of the best fixed setting nearly everywhere,
+   * the rule not (docs/benchmarks.md). */
   public static final ConfigKey<Boolean> ADAPTIVE_IN_FLIGHT = KEYS.define("adaptiveInFlight", LOW, BOOLEAN, false, any(),
     "keep the number of flushes in flight, from 1 up to `maxInFlight`, that commits the most counts soonest "
-      + "(measured, trying one more and one fewer in turn); false keeps `maxInFlight` always");
+      + "(measured, trying half and twice as many in turn); false keeps `maxInFlight` always");
   /** Far longer than any retry of an ambiguous flush can take, and ten heartbeats of an idle source at least. */
   public static final ConfigKey<Duration> FLUSH_ID_RETENTION = KEYS.define("flushIdRetention", LOW, DURATION,
     Duration.ofDays(1), between(Duration.ofMinutes(1), Duration.ofDays(365)), "a flush source silent this long is closed (an idle one beats every tenth of it, at "
