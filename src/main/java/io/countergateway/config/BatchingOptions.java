@@ -32,11 +32,10 @@ public final class BatchingOptions {
    * While the flushes in flight run, the next batch grows (group commit). With {@link #ADAPTIVE_IN_FLIGHT} a ceiling
    * for the measured rule; without, the number always kept. Each writer's slot lane and write pool are sized by it.
    */
-  public static final ConfigKey<Integer> MAX_IN_FLIGHT = KEYS.define("maxInFlight", LOW, INT, 2, between(1, 64),
+  public static final ConfigKey<Integer> MAX_IN_FLIGHT = KEYS.define("maxInFlight", LOW, INT, 1, between(1, 64),
     "flushes in flight per coalescer (group commit); with `adaptiveInFlight`, the most it keeps; each writer's slot "
       + "lane and write pool are this + 1");
-  /** Off by default: on 2 cores round 5 measured fixed 2 within 10 % of the best fixed setting nearly everywhere,
-   * the rule not (docs/benchmarks.md). */
+  /** Off by default: on 2 cores round 5 measured it less close to the best fixed setting than fixed 2 (docs/benchmarks.md). */
   public static final ConfigKey<Boolean> ADAPTIVE_IN_FLIGHT = KEYS.define("adaptiveInFlight", LOW, BOOLEAN, false, any(),
     "keep the number of flushes in flight, from 1 up to `maxInFlight`, that commits the most counts soonest "
       + "(measured, trying half and twice as many in turn); false keeps `maxInFlight` always");
