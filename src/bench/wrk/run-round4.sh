@@ -94,6 +94,12 @@ gateway_up() {
   local name=$1 table=$2
   shift 2
   LIFE=$name; LIFE_TABLE=$table; LIFE_SUM0=$(hot_sum "$table"); LIFE_ACKED=0; LIFE_SLACK=0
+  # the dead rows the gateways before it left (a server with autovacuum off keeps them) would tax whichever runs
+  # later in a round: each gateway starts on vacuumed tables
+  if [ "$DB" = postgres ]; then
+    local t; for t in "$table" "${table}_flushes" "${table}_flush_sources" "${table}_lanes" "${table}_windows"; do
+      sql "VACUUM $t" >/dev/null 2>&1 || true; done
+  fi
   GATEWAY_JVM="$GATEWAY_JVM_BASE -Xlog:gc:file=$OUT/gc-$name.log:uptime" start_gateway "$name" "$JAR" "conf/$DB.yaml" \
     CG_DATABASE_TABLE="$table" CG_JOURNAL_DIR="$OUT/journal-$table" \
     CG_NAMESPACES_PAGEVIEWS_BEACON_PER_CLIENT_PER_MINUTE=0 CG_NAMESPACES_PAGEVIEWS_BEACON_PER_PAGE_PER_MINUTE=0 \

@@ -35,10 +35,10 @@ public final class BatchingOptions {
   public static final ConfigKey<Integer> MAX_IN_FLIGHT = KEYS.define("maxInFlight", LOW, INT, 1, between(1, 64),
     "flushes in flight per coalescer (group commit); with `adaptiveInFlight`, the most it keeps; each writer's slot "
       + "lane and write pool are this + 1");
-  /** Off by default: on 2 shared cores round 5 measured it below the best fixed setting (docs/benchmarks.md). */
+  /** Off by default: on 2 cores round 5 measured it less close to the best fixed setting than fixed 2 (docs/benchmarks.md). */
   public static final ConfigKey<Boolean> ADAPTIVE_IN_FLIGHT = KEYS.define("adaptiveInFlight", LOW, BOOLEAN, false, any(),
     "keep the number of flushes in flight, from 1 up to `maxInFlight`, that commits the most counts soonest "
-      + "(measured, trying one more and one fewer in turn); false keeps `maxInFlight` always");
+      + "(measured, trying half and twice as many in turn); false keeps `maxInFlight` always");
   /** Far longer than any retry of an ambiguous flush can take, and ten heartbeats of an idle source at least. */
   public static final ConfigKey<Duration> FLUSH_ID_RETENTION = KEYS.define("flushIdRetention", LOW, DURATION,
     Duration.ofDays(1), between(Duration.ofMinutes(1), Duration.ofDays(365)), "a flush source silent this long is closed (an idle one beats every tenth of it, at "

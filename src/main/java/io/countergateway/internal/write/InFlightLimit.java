@@ -1,6 +1,9 @@
 package io.countergateway.internal.write;
 
+import java.util.Arrays;
 import java.util.function.LongSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * How many flushes one coalescer keeps in flight: a hill climb on what the limit buys, between 1 and the ceiling
@@ -8,49 +11,62 @@ import java.util.function.LongSupplier;
  *
  * <p>What a limit buys is its <em>power</em> over a stretch of time: counts committed per second divided by the mean
  * time a count waited, from arriving to committed (Kleinrock's throughput ÷ delay). Clients that wait for their
- * answer send more when their answers come sooner, so there it is throughput; traffic that arrives at its own rate
- * commits at that rate whatever the limit, so there it is the wait. A count's wait is estimated per flush as half the
- * time since the flush before it was sent (its counts arrived over that time) plus the flush's round trip.
+ * answer send more when their answers come sooner, so there it is throughput (squared: they also wait less); traffic
+ * that arrives at its own rate commits at that rate whatever the limit, so there it is the wait. A count's wait is
+ * estimated per flush as half the time since the flush before it was sent (its counts arrived over that time) plus
+ * the flush's round trip.
  *
- * <p>It starts at the ceiling and holds the limit for {@link #HOLD_PERIODS} periods of {@link #PERIOD_NANOS}, then
- * tries one fewer in flight, and if that did not pay one more, each for {@link #PROBE_PERIODS} periods. One fewer is
- * kept only if its power beats the held one by {@link #MARGIN}; one more is kept unless it falls short by as much:
- * a flush in flight costs a connection and a slot the ceiling already grants, while too few costs the full distance
- * on every flush, and on a busy machine the round trip is mostly scheduling delay that more in flight overlaps like
- * distance. A kept try is followed at once by the next step the same way. Measured rather than modelled, it sees
- * every cost of another flush in flight, the database's queue as well as the gateway's CPU per flush (more, smaller
- * flushes). A try that lost waits 1, 2, then {@link #MOST_SKIPPED} cycles before that side is tried again, so a
- * settled limit spends little time on tries. A failed write halves the limit: a failing or overloaded database gets
- * fewer retries at once. Fixed ({@code batching.adaptiveInFlight: false}) it is always the ceiling.
+ * <p>It starts at the ceiling. Each cycle holds the limit, tries one fewer (or one more) in flight, then goes back to
+ * the held limit, and compares the try with the mean of the stretches just before and just after it, so a trend in
+ * the load or in the machine's speed (a JVM still compiling, other work starting) cancels out instead of crediting
+ * whichever came later. Each stretch leaves out its first {@link #SETTLE_PERIODS} period, whose writes were sent
+ * under the limit before. One fewer is kept only if its power beats that mean by {@link #MARGIN}; one more is kept
+ * unless it falls short by as much: on a real machine two stretches of the same limit differ by tens of percent,
+ * too few in flight costs the full distance on every flush while one more than needed costs little, and a busy
+ * machine's scheduling delay is overlapped by more in flight like distance. So where the limits measure alike it
+ * stays at the ceiling, and it keeps fewer only where fewer clearly pay (a database on loopback whose gateway spends
+ * its CPU on more, smaller flushes; a database whose queue more in flight only lengthens). A kept try is followed by
+ * the next step the same way. A try that lost waits 1, 2, then {@link #MOST_SKIPPED} cycles before that same limit is
+ * tried again, so a settled limit spends little time on tries that keep losing. A failed write halves the limit: a
+ * failing or overloaded database gets fewer retries at once. Fixed ({@code batching.adaptiveInFlight: false}) it is
+ * always the ceiling.
  */
 final class InFlightLimit {
-  /** Many flushes long at any distance the limit matters for, short enough to settle within a second or two. */
+  private static final Logger LOG = LoggerFactory.getLogger(InFlightLimit.class);
+  /** Many flushes long at any distance the limit matters for, short enough to settle within a few seconds. */
   static final long PERIOD_NANOS = 100_000_000L;
   /** A period lasts for this many writes at least: a slow database's periods still hold a few. */
   static final int MIN_WRITES = 4;
+  /** Periods of each stretch left out: their writes were sent under the limit before. */
+  static final int SETTLE_PERIODS = 1;
+  /** Periods of each stretch measured. */
+  static final int MEASURE_PERIODS = 2;
   static final int HOLD_PERIODS = 4;
-  static final int PROBE_PERIODS = 2;
-  /** Above most of a busy machine's noise between two stretches of the same limit. */
-  static final double MARGIN = 0.05;
+  /** On power, which goes as the square of throughput for waiting clients: about 10 % of their throughput. */
+  static final double MARGIN = 0.2;
   static final int MOST_SKIPPED = 4;
 
-  private enum Phase { HOLD, UP, DOWN }
+  private enum Phase { HOLD, TRY, BACK }
 
   private final int ceiling;
   private final boolean adaptive;
   private final LongSupplier nanoClock;
   private int limit;
   private Phase phase = Phase.HOLD;
-  /** The limit a try started from, and whether the try follows a won one the same way (then it does not turn). */
+  private int periodsLeft;
+  /** The limit held while a try runs, the try's limit and way (+1 or −1), and the way a kept try went (0: none). */
   private int held;
-  private boolean climbing;
-  private int periodsLeft = 1;
-  /** Power of the limit held; NaN before the first hold ended. */
-  private double reference = Double.NaN;
-  private int upSkipped;
-  private int upWait;
-  private int downSkipped;
-  private int downWait;
+  private int to;
+  private int way;
+  private int keptWay;
+  /** Power of the held limit just before the try, and of the try. */
+  private double before;
+  private double tried;
+  /** Per limit tried, one way or the other: cycles it last waited after losing, and cycles still to wait. */
+  private final int[] skippedDown;
+  private final int[] waitDown;
+  private final int[] skippedUp;
+  private final int[] waitUp;
   private final Stretch period = new Stretch();
   private final Stretch stretch = new Stretch();
   private long periodStart;
@@ -84,14 +100,19 @@ final class InFlightLimit {
     }
   }
 
-  /** Starts at the ceiling, as the fixed setting would run, and tries fewer after its first period. */
+  /** Starts at the ceiling, as the fixed setting would run, and tries fewer after its first hold. */
   InFlightLimit(int ceiling, boolean adaptive, LongSupplier nanoClock) {
     this.ceiling = Math.max(1, ceiling);
     this.adaptive = adaptive;
     this.nanoClock = nanoClock;
     this.limit = this.ceiling;
+    this.skippedDown = new int[this.ceiling + 1];
+    this.waitDown = new int[this.ceiling + 1];
+    this.skippedUp = new int[this.ceiling + 1];
+    this.waitUp = new int[this.ceiling + 1];
     this.periodStart = nanoClock.getAsLong();
     this.lastSent = periodStart;
+    enter(Phase.HOLD, HOLD_PERIODS);
   }
 
   int current() {
@@ -128,12 +149,22 @@ final class InFlightLimit {
     period.waitNanos += n * (gapNanos / 2.0 + rtt);
     if (now - periodStart >= PERIOD_NANOS && period.writes >= MIN_WRITES) {
       period.nanos = now - periodStart;
-      stretch.add(period);
+      if (periodsLeft <= MEASURE_PERIODS) {
+        stretch.add(period);
+      }
       period.clear();
       periodStart = now;
       if (--periodsLeft <= 0) {
-        decide(stretch.power());
+        double power = stretch.power();
+        Phase was = phase;
+        int at = limit;
+        long writes = stretch.writes;
         stretch.clear();
+        ended(power);
+        if (LOG.isDebugEnabled()) {
+          LOG.debug("in flight {} ({}): power {} over {} writes; now {} ({})", at, was, String.format("%.4g", power),
+            writes, limit, phase);
+        }
       }
     }
   }
@@ -142,103 +173,95 @@ final class InFlightLimit {
   void failed() {
     if (adaptive) {
       limit = Math.max(1, limit / 2);
-      upSkipped = upWait = downSkipped = downWait = 0;
-      reference = Double.NaN;
-      hold();
+      Arrays.fill(skippedDown, 0);
+      Arrays.fill(waitDown, 0);
+      Arrays.fill(skippedUp, 0);
+      Arrays.fill(waitUp, 0);
+      keptWay = 0;
       period.clear();
       stretch.clear();
       periodStart = nanoClock.getAsLong();
+      enter(Phase.HOLD, HOLD_PERIODS);
     }
   }
 
-  private void decide(double power) {
+  private void ended(double power) {
     switch (phase) {
       case HOLD -> {
-        reference = power;
-        if (!tryDown() && !tryUp()) {
-          hold();
+        before = power;
+        if (!startTry()) {
+          enter(Phase.HOLD, HOLD_PERIODS);
         }
       }
-      case DOWN -> {
-        if (power > reference * (1 + MARGIN)) {
-          downSkipped = 0;
-          keep(power);
-          if (!tryDown()) {
-            hold();
-          }
-        } else {
-          downSkipped = lost(downSkipped);
-          downWait = downSkipped;
-          if (climbing || !tryUp()) {
-            hold();
-          }
-        }
+      case TRY -> {
+        tried = power;
+        limit = held;
+        enter(Phase.BACK, SETTLE_PERIODS + MEASURE_PERIODS);
       }
-      case UP -> {
-        if (power >= reference * (1 - MARGIN)) {
-          upSkipped = 0;
-          keep(power);
-          if (!tryUp()) {
-            hold();
-          }
-        } else {
-          upSkipped = lost(upSkipped);
-          upWait = upSkipped;
-          hold();
-        }
+      case BACK -> decide(power);
+    }
+  }
+
+  /** The try against the held limit's power around it, the mean of just before and just after. */
+  private void decide(double after) {
+    double around = (before + after) / 2;
+    boolean kept = way < 0 ? tried > around * (1 + MARGIN) : tried >= around * (1 - MARGIN);
+    int[] skipped = way < 0 ? skippedDown : skippedUp;
+    int[] wait = way < 0 ? waitDown : waitUp;
+    if (kept) {
+      skipped[to] = 0;
+      keptWay = way;
+      limit = to;
+      enter(Phase.HOLD, HOLD_PERIODS);
+      return;
+    }
+    skipped[to] = Math.min(MOST_SKIPPED, Math.max(1, 2 * skipped[to]));
+    wait[to] = skipped[to];
+    boolean turned = keptWay == 0 && way < 0;
+    keptWay = 0;
+    // after one fewer lost, the stretch just measured at the held limit is the "before" of one more
+    before = after;
+    if (!turned || !tryWay(+1)) {
+      enter(Phase.HOLD, HOLD_PERIODS);
+    }
+  }
+
+  /** The next try from the held limit: the way a kept try went, else one fewer, else one more. */
+  private boolean startTry() {
+    if (keptWay != 0) {
+      int preferred = keptWay;
+      keptWay = 0;
+      if (tryWay(preferred)) {
+        keptWay = preferred;
+        return true;
       }
-    }
-  }
-
-  /** The try's limit is kept: the one held from now on, and the next step the same way is tried without a hold. */
-  private void keep(double power) {
-    reference = power;
-    climbing = true;
-  }
-
-  /** Back to the limit held; that side waits twice the cycles it last waited (1 at first, {@link #MOST_SKIPPED} at most). */
-  private int lost(int skipped) {
-    limit = held;
-    return Math.min(MOST_SKIPPED, Math.max(1, 2 * skipped));
-  }
-
-  /** One more in flight for a try, unless at the ceiling or that side waits out a lost try (one cycle less). */
-  private boolean tryUp() {
-    if (limit >= ceiling) {
       return false;
     }
-    if (upWait > 0) {
-      upWait--;
-      return false;
-    }
-    return probe(Phase.UP, limit + 1);
+    return tryWay(-1) || tryWay(+1);
   }
 
-  private boolean tryDown() {
-    if (limit <= 1) {
+  /** Half as many ({@code -1}) or twice as many ({@code +1}) for a try, unless none is left that way or that limit
+   * waits a cycle. */
+  private boolean tryWay(int step) {
+    int next = step < 0 ? (limit + 1) / 2 : Math.min(ceiling, 2 * limit);
+    if (next == limit) {
       return false;
     }
-    if (phase == Phase.HOLD && downWait > 0) {
-      downWait--;
+    int[] wait = step < 0 ? waitDown : waitUp;
+    if (wait[next] > 0) {
+      wait[next]--;
       return false;
     }
-    return probe(Phase.DOWN, limit - 1);
-  }
-
-  private boolean probe(Phase way, int to) {
-    if (phase == Phase.HOLD) {
-      climbing = false;
-    }
-    phase = way;
     held = limit;
-    limit = to;
-    periodsLeft = PROBE_PERIODS;
+    to = next;
+    way = step;
+    limit = next;
+    enter(Phase.TRY, SETTLE_PERIODS + MEASURE_PERIODS);
     return true;
   }
 
-  private void hold() {
-    phase = Phase.HOLD;
-    climbing = false;
-    periodsLeft = HOLD_PERIODS;
+  private void enter(Phase next, int periods) {
+    phase = next;
+    periodsLeft = periods;
   }
 }

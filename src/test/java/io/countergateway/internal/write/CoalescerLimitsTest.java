@@ -69,7 +69,7 @@ class CoalescerLimitsTest {
   /** batching.maxDelay 50 ms, one flush in flight, a request timeout of {@code timeout}. */
   private static JsonObject config(String timeout) {
     return new JsonObject()
-      .put("batching", new JsonObject().put("maxDelay", "50ms").put("retryBackoff", "1ms").put("retryBackoffMax", "5ms"))
+      .put("batching", new JsonObject().put("maxDelay", "50ms").put("maxInFlight", 1).put("retryBackoff", "1ms").put("retryBackoffMax", "5ms"))
       .put("limits", new JsonObject().put("requestTimeout", timeout))
       .put("namespaces", new JsonObject().put("likes", new JsonObject().put("slots", 4)));
   }

@@ -71,7 +71,7 @@ class CoalescerTest {
 
   private static JsonObject config() {
     return new JsonObject()
-      .put("batching", new JsonObject().put("maxDelay", "1ms").put("retryBackoff", "1ms").put("retryBackoffMax", "5ms"))
+      .put("batching", new JsonObject().put("maxDelay", "1ms").put("maxInFlight", 1).put("retryBackoff", "1ms").put("retryBackoffMax", "5ms"))
       .put("limits", new JsonObject().put("requestTimeout", "10s"))
       .put("namespaces", new JsonObject().put("likes", new JsonObject().put("slots", 4)));
   }

@@ -57,7 +57,7 @@ class JournalReplayTest {
 
     Run() {
       this(GatewayConfig.fromJson(new JsonObject()
-        .put("batching", new JsonObject().put("maxDelay", "1ms").put("retryBackoff", "1ms").put("retryBackoffMax", "5ms"))
+        .put("batching", new JsonObject().put("maxDelay", "1ms").put("maxInFlight", 1).put("retryBackoff", "1ms").put("retryBackoffMax", "5ms"))
         .put("journal", new JsonObject().put("dir", dir.toString()))
         .put("namespaces", new JsonObject().put("likes", new JsonObject().put("slots", 4)))));
     }

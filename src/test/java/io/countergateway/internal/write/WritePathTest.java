@@ -88,7 +88,7 @@ class WritePathTest {
     store = new ScriptedStore();
     clock = new SettableClock(Instant.parse("2026-01-01T00:00:00Z"));
     GatewayConfig config = GatewayConfig.fromJson(new JsonObject()
-      .put("batching", new JsonObject().put("maxDelay", "1ms").put("maxKeys", 1).put("retryBackoff", "1ms").put("retryBackoffMax", "5ms"))
+      .put("batching", new JsonObject().put("maxDelay", "1ms").put("maxKeys", 1).put("maxInFlight", 1).put("retryBackoff", "1ms").put("retryBackoffMax", "5ms"))
       .put("limits", new JsonObject().put("requestTimeout", "10s"))
       .put("namespaces", new JsonObject().put("likes", new JsonObject().put("slots", 4))));
     state = new GatewayState();
