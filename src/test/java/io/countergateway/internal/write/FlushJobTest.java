@@ -557,6 +557,28 @@ class FlushJobTest {
   }
 
   @Test
+  @DisplayName("a flush goes on under the live source in the journal only once that source's row is made: a restart never finds a journaled id of a source that never had a row, which it would have to read as pruned and its flush as outcome unknown")
+  void wentOnRecordedOnlyUnderAMadeRow() {
+    FlushJob job = formed("a");
+    FlushId own = job.flush().id();
+    store.then(new Meanwhile(() -> {
+      store.closeSource(own.source());
+      store.registrationsRefused = 1;
+    }, new Commit()));
+    Future<Boolean> released = run(job);
+    FlushId live = job.wentOnAs().get(own);
+    assertThat(store.registered).doesNotContain(live.source());
+    assertThat(journal).as("nothing names %s before its row is made", live).noneMatch(record -> record.contains(live.toString()));
+    advance(BACKOFF_MS);
+
+    assertThat(released.result()).isTrue();
+    assertThat(journal).contains("replaced " + own + " by [" + live + "]");
+    assertThat(store.committedIds).containsExactly(live.toString());
+    assertThat(store.value("likes", "a")).isEqualTo(1);
+    assertThat(ackOf(job, "a").future().succeeded()).isTrue();
+  }
+
+  @Test
   @DisplayName("a flush found committed under its closed source after an outage: answered 200, and readiness hears the writer healthy again")
   void committedFoundAfterAnOutage() {
     FlushJob job = formed("a");
