@@ -322,12 +322,36 @@ final class FlushWriter {
     });
   }
 
-  /** A flush proven never committed under its own id goes on under a new one: the journal records it first. */
+  /**
+   * A flush proven never committed under its own id goes on under a new one: the live source's row is made, then the
+   * journal records it, then it is sent. The row comes first because a replay reads a journaled id whose source has no
+   * row as pruned with it, and a flush of it that may have been sent as outcome unknown: an id journaled before its
+   * source's row existed would turn a crash between the two into a flush dropped that can never have committed.
+   */
   private void goOn(FlushJob job, Flush flush, List<Ack> acks, int attemptNo, Promise<Void> done) {
     Flush target = flush.under(job.goesOnAs(flush.id(), sources::nextId));
-    Future<Void> recorded = !job.needsRerouteRecord(flush.id(), target.id()) ? DONE
-      : log.replaced(flush, List.of(target)).onSuccess(v -> job.rerouteRecorded(target.id()));
-    recorded.onComplete(record -> {
+    if (!job.needsRerouteRecord(flush.id(), target.id())) {
+      send(job, target, acks, attemptNo, done);
+      return;
+    }
+    rowMade(job, target, attemptNo, () -> attempt(job, flush, acks, attemptNo + 1, done),
+      () -> recordReroute(job, flush, target, acks, attemptNo, done));
+  }
+
+  /** Runs {@code then} once the row of {@code target}'s source is made; backs off and runs {@code again} if it fails. */
+  private void rowMade(FlushJob job, Flush target, int attemptNo, Runnable again, Runnable then) {
+    onLoop(sources.registered(target.id())).onComplete(made -> {
+      if (made.failed()) {
+        retryLater(job, target, attemptNo, made.cause(), "making the row of its flush source", again);
+      } else {
+        then.run();
+      }
+    });
+  }
+
+  private void recordReroute(FlushJob job, Flush flush, Flush target, List<Ack> acks, int attemptNo,
+                             Promise<Void> done) {
+    log.replaced(flush, List.of(target)).onSuccess(v -> job.rerouteRecorded(target.id())).onComplete(record -> {
       if (record.failed()) {
         abandon(job, acks, mayBeRecorded(), done);
       } else {
@@ -338,12 +362,7 @@ final class FlushWriter {
 
   /** One attempt of {@code target} under its id, its source's row made and no advance of it in the way. */
   private void send(FlushJob job, Flush target, List<Ack> acks, int attemptNo, Promise<Void> done) {
-    onLoop(sources.registered(target.id())).onComplete(made -> {
-      if (made.failed()) {
-        retryLater(job, target, attemptNo, made.cause(), "making the row of its flush source",
-          () -> attempt(job, target, acks, attemptNo + 1, done));
-        return;
-      }
+    rowMade(job, target, attemptNo, () -> attempt(job, target, acks, attemptNo + 1, done), () -> {
       boolean[] unrecordable = {false};
       Supplier<Future<Void>> beforeSend = () -> log.beforeSend(target.id()).onFailure(e -> unrecordable[0] = true);
       long[] sentNanos = {0};
