@@ -70,10 +70,11 @@ class RecoveryPropertiesTest {
   /**
    * How the first run dies: at its {@code killAt}-th statement, or at its {@code crashAtFileOp}-th file operation when
    * that comes first (0: not there); what of the unforced writes the disk keeps ({@code machine}: only what was forced,
-   * else all of it, as after a process's death).
+   * else all of it, as after a process's death). {@code maxInFlight}: {@code batching.maxInFlight} of every run, so
+   * flushes of one source are open side by side (1 is the default; a database a hop away is run with 2 to 4).
    */
   record Scenario(List<Op> ops, long killAt, long crashAtFileOp, boolean machine, Downtime downtime, long killReplayAt,
-                  String fsync, DiskFault disk) {
+                  String fsync, DiskFault disk, int maxInFlight) {
   }
 
   /** What else goes wrong with the journal's disk. */
@@ -101,14 +102,19 @@ class RecoveryPropertiesTest {
     return Combinators.combine(op.list().ofMinSize(3).ofMaxSize(25), Arbitraries.longs().between(1, 15),
         Arbitraries.longs().between(0, 60), Arbitraries.of(false, true), Arbitraries.of(Downtime.class),
         Arbitraries.longs().between(0, 12).injectNull(0).map(n -> n == null ? 0L : n),
-        Arbitraries.of("always", "everyMs", "off"), Arbitraries.of(DiskFault.class))
-      .as(Scenario::new)
+        Arbitraries.of("always", "everyMs", "off"),
+        Combinators.combine(Arbitraries.of(DiskFault.class), Arbitraries.of(IN_FLIGHT)).as(net.jqwik.api.Tuple::of))
+      .as((ops, killAt, crashAt, machine, downtime, killReplayAt, fsync, diskAndInFlight) -> new Scenario(ops, killAt,
+        crashAt, machine, downtime, killReplayAt, fsync, diskAndInFlight.get1(), diskAndInFlight.get2()))
       // a machine's crash loses what was only in the page cache: only fsync always answered nothing from there
       .filter(scenario -> !scenario.machine() || scenario.fsync().equals("always"));
   }
 
   /** The tries of a normal run. */
   private static final int TRIES = 300;
+  /** The {@code batching.maxInFlight} drawn; {@code -Dharness.maxInFlight} plays only that one. */
+  private static final List<Integer> IN_FLIGHT = Integer.getInteger("harness.maxInFlight") == null ? List.of(1, 2, 4)
+    : List.of(Integer.getInteger("harness.maxInFlight"));
   /**
    * {@code -Dharness.tries} (with {@code -Dharness.seed}) runs fewer tries, from a fixed seed, where each run costs:
    * mutation testing runs the harness once for every mutant the faster tests leave alive.
@@ -141,7 +147,7 @@ class RecoveryPropertiesTest {
 
   /**
    * Each scenario's share is a fifth or more but for a replay not killed (one in thirteen): 300 tries draw every kind of
-   * kill, crash, disk fault, downtime and replay dozens of times, and {@link #everyKindDrawn} fails a run that did not.
+   * kill, crash, disk fault, downtime, flushes in flight and replay dozens of times, and {@link #everyKindDrawn} fails a run that did not.
    */
   @Property(tries = TRIES, shrinking = ShrinkingMode.BOUNDED)
   @AddLifecycleHook(TriesOfThisRun.class)
@@ -199,7 +205,7 @@ class RecoveryPropertiesTest {
    * bit {@code i} of {@code verticleBits} names) and recovers with {@code verticlesAfter}.
    */
   private void play(Scenario scenario, long verticleBits, int verticles, int verticlesAfter) {
-    RecoveryWorld world = new RecoveryWorld(machine, scenario.toString(), scenario.fsync());
+    RecoveryWorld world = new RecoveryWorld(machine, scenario.toString(), scenario.fsync(), scenario.maxInFlight());
     if (scenario.crashAtFileOp() > 0) {
       world.files.crashAt(scenario.crashAtFileOp());
     }
@@ -252,6 +258,7 @@ class RecoveryPropertiesTest {
     Statistics.label("replay killed").collect(scenario.killReplayAt() > 0);
     Statistics.label("outcomes").collect(verdict.unknown > 0 ? "some unknown" : "all answered");
     Statistics.label("downtime").collect(scenario.downtime());
+    Statistics.label("flushes in flight").collect(scenario.maxInFlight());
     everyKindDrawn(verticles == 1 ? DRAWN_AT_LEAST : TWO_VERTICLES_DRAWN_AT_LEAST);
     assertThat(verdict.overCounted).as("%s: counted twice or counted though refused: %s; the replay: %s",
       verdict.summary(), verdict.violations, replayed).isZero();
@@ -285,6 +292,8 @@ class RecoveryPropertiesTest {
     Statistics.label("replay killed").coverage(coverage -> List.of(true, false)
       .forEach(kind -> coverage.check(kind).count(n -> n >= drawnAtLeast)));
     Statistics.label("downtime").coverage(coverage -> List.of(Downtime.values())
+      .forEach(kind -> coverage.check(kind).count(n -> n >= drawnAtLeast)));
+    Statistics.label("flushes in flight").coverage(coverage -> IN_FLIGHT
       .forEach(kind -> coverage.check(kind).count(n -> n >= drawnAtLeast)));
   }
 

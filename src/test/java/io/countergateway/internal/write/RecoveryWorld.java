@@ -69,9 +69,9 @@ final class RecoveryWorld {
   /** The wall clock where the last run left it: the next run's timers start there. */
   private long millis = 1_000_000_000L;
 
-  RecoveryWorld(Machine machine, String label, String fsync) {
+  RecoveryWorld(Machine machine, String label, String fsync, int maxInFlight) {
     this.machine = machine;
-    this.config = config(fsync);
+    this.config = config(fsync, maxInFlight);
     this.ledger = Ledger.named(label);
   }
 
@@ -162,10 +162,10 @@ final class RecoveryWorld {
     }
   }
 
-  private static GatewayConfig config(String fsync) {
+  private static GatewayConfig config(String fsync, int maxInFlight) {
     return GatewayConfig.fromJson(new JsonObject()
       .put("batching", new JsonObject().put("maxDelay", "1ms").put("maxKeys", 8).put("retryBackoff", "1ms")
-        .put("retryBackoffMax", "4ms").put("writeTimeout", "2s"))
+        .put("retryBackoffMax", "4ms").put("writeTimeout", "2s").put("maxInFlight", maxInFlight))
       .put("limits", new JsonObject().put("requestTimeout", "60s"))
       .put("journal", new JsonObject().put("dir", DIR.toString()).put("fsync", fsync).put("segmentBytes", 64 * 1024)
         .put("maxBytes", 1024 * 1024))
