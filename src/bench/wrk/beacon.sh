@@ -9,7 +9,8 @@
 # 127.0.0.1 as its proxy) and one of PAGES pages (edge/many-clients.lua), so every view is a visitor the sketches have
 # not seen, the way a site's visitors make them. wrk -c$CONNECTIONS, no Lua response callback, the same script for
 # the plain server. After each gateway's SIGTERM, each namespace's SUM is checked against the beacons it answered
-# (gateway_beacons_dropped_total must stay 0).
+# (gateway_beacons_dropped_total must stay 0). Each run reports the gateway's CPU per request (from /proc) and, with
+# the journal on, its group commit: beacons per fsync and the mean fsync over the run (the gateway's metrics).
 #
 #   src/bench/wrk/beacon.sh                                   # every round and the report, PostgreSQL
 #   LOCK=/work/notes/bench.lock src/bench/wrk/beacon.sh       # each round under flock LOCK, released between rounds
@@ -66,12 +67,21 @@ counted() {
 dropped() { metric_sum "$G" gateway_beacons_dropped_total | sed 's/?/0/'; }
 load() { awk '{print $1}' /proc/loadavg; }
 
-# wrk NAME NAMESPACE URL DURATION: one run, its output in $OUT/NAME.txt, the server's CPU ticks in $OUT/NAME.cpu
+# fsyncs: the journal's fsyncs so far and the seconds they took, every verticle's ("0 0" with the journal off)
+fsyncs() { curl -s "$G/metrics" | awk '/^gateway_journal_fsync_duration_seconds_count/ {n += $NF}
+  /^gateway_journal_fsync_duration_seconds_sum/ {s += $NF} END {printf "%.0f %.6f", n, s}'; }
+
+# wrk NAME NAMESPACE URL DURATION: one run, its output in $OUT/NAME.txt, the server's CPU ticks in $OUT/NAME.cpu, and
+# for a gateway the fsyncs made during it and their seconds in $OUT/NAME.fsync
 bench() {
-  local name=$1 ns=$2 url=$3 d=$4 pid=$5 t0
+  local name=$1 ns=$2 url=$3 d=$4 pid=$5 t0 f0=
   t0=$(cpu_ticks "$pid")
+  [ "$url" = "$G" ] && f0=$(fsyncs)
   NS=$ns PAGES=$PAGES wrk -t"$THREADS" -c"$C" -d"$d" --latency -s "$LUA" -H "User-Agent: $UA" "$url" >"$OUT/$name.txt" 2>&1
   echo $(( $(cpu_ticks "$pid") - t0 )) >"$OUT/$name.cpu"
+  if [ -n "$f0" ]; then
+    echo "$f0 $(fsyncs)" | awk '{printf "%d %.6f\n", $3 - $1, $4 - $2}' >"$OUT/$name.fsync"
+  fi
 }
 
 round() {
@@ -117,17 +127,20 @@ report() {
   rps_of() { [ -f "$OUT/$1.txt" ] && rps "$1" || echo 0; }
   us_of() { awk -v t="$(cat "$OUT/$1.cpu")" -v n="$(requests "$1")" -v hz="$HZ" 'BEGIN {printf "%.1f", 1e6 * t / hz / n}'; }
   ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (b > 0) printf "%.2f", a / b; else printf "?"}'; }
-  echo "| round | load | run | req/s | × plain 204 | × plain beacon | p99 ms | gateway µs/req |"
-  echo "|---|---:|---|---:|---:|---:|---:|---:|"
+  # beacons per fsync (the group commit) and the mean fsync, from the gateway's metrics over the measured run
+  group() { [ -f "$OUT/$1.fsync" ] && awk -v n="$(requests "$1")" '$1 > 0 {printf "%.1f | %.2f", n / $1, 1000 * $2 / $1; next}
+    {printf " | "}' "$OUT/$1.fsync" || printf ' | '; }
+  echo "| round | load | run | req/s | × plain 204 | × plain beacon | p99 ms | gateway µs/req | beacons per fsync | fsync mean ms |"
+  echo "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|"
   for r in $rounds; do
     local plain; plain=$(rps_of "r$r-plain")
-    echo "| $r | $(awk '{print $NF; exit}' "$OUT/r$r.load") | plain 204 | $plain | 1 | | $(p99_ms "$OUT/r$r-plain.txt") | $(us_of "r$r-plain") |"
+    echo "| $r | $(awk '{print $NF; exit}' "$OUT/r$r.load") | plain 204 | $plain | 1 | | $(p99_ms "$OUT/r$r-plain.txt") | $(us_of "r$r-plain") | | |"
     for mode in $MODES; do
       local pb; pb=$(rps_of "r$r-$mode-plainviews")
       for ns in $NAMESPACES; do
         local run="r$r-$mode-$ns" label; label=$([ "$ns" = pageviews ] && echo "default beacon" || echo "plain beacon")
         [ -f "$OUT/$run.txt" ] || continue
-        echo "| $r | $(awk -v k="$mode $ns:" 'index($0, "  " k) == 1 {print $NF}' "$OUT/r$r.load") | $label, journal $mode | $(rps "$run") | $(ratio "$(rps "$run")" "$plain") | $(ratio "$(rps "$run")" "$pb") | $(p99_ms "$OUT/$run.txt") | $(us_of "$run") |"
+        echo "| $r | $(awk -v k="$mode $ns:" 'index($0, "  " k) == 1 {print $NF}' "$OUT/r$r.load") | $label, journal $mode | $(rps "$run") | $(ratio "$(rps "$run")" "$plain") | $(ratio "$(rps "$run")" "$pb") | $(p99_ms "$OUT/$run.txt") | $(us_of "$run") | $(group "$run") |"
       done
     done
   done

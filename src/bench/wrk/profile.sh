@@ -22,7 +22,7 @@
 # Environment: DB=postgres|mysql JOURNAL=always|everyMs|off (journal.fsync, or journal.enabled false)
 #              CONFIG=conf/$DB.yaml BEACON_LIMITS=off (on: pageviews keeps its per-client limits) PAGES=50
 #              DURATION=20s WARMUP=10s THREADS=2 CONNECTIONS=64 INTERVAL=1ms (CPU time between samples)
-#              WORKLOADS="plain beacon accepted commit" PORT=18110 PLAIN_PORT=18111
+#              WORKLOADS="plain beacon accepted commit" PORT=18110 PLAIN_PORT=18111 TABLE=profile_round4
 #              GATEWAY_JVM="@conf/jvm.options" OUT=/tmp/counter-gateway-profile KEEP= (a directory for the results)
 #              MAX_LOAD=0.5 (the 1-minute load average before the servers start above which the report says the
 #              machine was not idle; once they run, wrk and the servers load it themselves)
@@ -38,7 +38,7 @@ INTERVAL=${INTERVAL:-1ms}; WORKLOADS=${WORKLOADS:-plain beacon accepted commit};
 PORT=${PORT:-18110}; PLAIN_PORT=${PLAIN_PORT:-18111}; JAR=${JAR:-target/counter-gateway.jar}
 BENCH_JAR=${BENCH_JAR:-target/counter-gateway-bench.jar}; GATEWAY_JVM_BASE=${GATEWAY_JVM:-@conf/jvm.options}
 OUT=${OUT:-/tmp/counter-gateway-profile}; KEEP=${KEEP:-}; MAX_LOAD=${MAX_LOAD:-0.5}
-TABLE=profile_round4; WRK_DIR=src/bench/wrk; CONFIG=${CONFIG:-conf/$DB.yaml}; BEACON_LIMITS=${BEACON_LIMITS:-off}
+TABLE=${TABLE:-profile_round4}; WRK_DIR=src/bench/wrk; CONFIG=${CONFIG:-conf/$DB.yaml}; BEACON_LIMITS=${BEACON_LIMITS:-off}
 export PAGES=${PAGES:-50}
 UA="Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0 Safari/537.36"
 G="http://127.0.0.1:$PORT"; P="http://127.0.0.1:$PLAIN_PORT"

@@ -22,6 +22,14 @@ final class FrameScanner {
 
     /** {@code bytes} written bytes held no good frame; {@code frames}: the frames among them whose header was intact. */
     void damaged(long bytes, List<Damaged> frames);
+
+    /**
+     * As {@link #damaged(long, List)}; {@code neverForced}: the region shows the pages of a write the crash kept from
+     * the disk ({@link #lostWrite}), so no force ever covered it or anything written after it.
+     */
+    default void damaged(long bytes, List<Damaged> frames, boolean neverForced) {
+      damaged(bytes, frames);
+    }
   }
 
   /**
@@ -68,12 +76,15 @@ final class FrameScanner {
     int end = writtenEnd(all, from);
     int position = from;
     int damageFrom = NONE;
+    /** Where the damaged frame that starts the region ends, when one with an intact header does. */
+    long firstFrameEnd = NONE;
     List<Damaged> damaged = new ArrayList<>();
     while (position < end) {
       Frames.FrameHeader header = Frames.readFrameHeader(all, position, crc);
       if (header == null) {
         if (damageFrom == NONE) {
           damageFrom = position;
+          firstFrameEnd = NONE;
         }
         examined += all.get(position) == Frames.MAGIC_0 ? Frames.FRAME_HEADER_BYTES : 0; // a header checked and refused
         position = nextMagic(all, position + 1, end);
@@ -89,7 +100,7 @@ final class FrameScanner {
         examined += header.length();
         if ((int) crc.getValue() == header.payloadCrc()) {
           if (damageFrom != NONE) {
-            sink.damaged(position - damageFrom, damaged);
+            sink.damaged(position - damageFrom, damaged, lostWrite(all, damageFrom, position, firstFrameEnd));
             damageFrom = NONE;
             damaged = new ArrayList<>();
           }
@@ -104,6 +115,7 @@ final class FrameScanner {
       // the header held: the frame is lost, and the next one starts where its length says
       if (damageFrom == NONE) {
         damageFrom = position;
+        firstFrameEnd = Math.min(payloadEnd, size);
       }
       int available = (int) Math.min(payloadEnd, size) - payloadAt;
       examined += available;
@@ -112,8 +124,43 @@ final class FrameScanner {
       position = (int) Math.min(payloadEnd, size);
     }
     if (damageFrom != NONE) {
-      sink.damaged(Math.max(position, end) - damageFrom, damaged);
+      int regionEnd = Math.max(position, end);
+      sink.damaged(regionEnd - damageFrom, damaged, lostWrite(all, damageFrom, regionEnd, firstFrameEnd));
     }
+  }
+
+  /**
+   * Whether the damaged region {@code [from, to)} shows a write the crash kept from the disk in part: the kernel
+   * writes a file's dirty pages back in any order, so a machine gone before the force leaves some pages of the last
+   * writes and not others, and a page that did not reach the disk reads as zeros (segments are made zero-filled and
+   * each byte is written once). It does if zeros fill it where a frame must start ({@code from}, where the last good
+   * frame ended) up to the next page boundary or to its end, or fill a whole page inside the frame that starts it (that
+   * frame's head reached the disk, the page after did not). A flipped or garbled byte leaves neither: a frame starts
+   * with its magic, and no record holds a page of zeros. {@code firstFrameEnd}: where the frame that starts the region
+   * ends, when its header is intact, else {@link #NONE}.
+   */
+  private boolean lostWrite(ByteBuffer all, int from, int to, long firstFrameEnd) {
+    long nextPage = (from / PAGE_BYTES + 1) * PAGE_BYTES;
+    if (zeros(all, from, (int) Math.min(nextPage, to))) {
+      return true;
+    }
+    for (long page = nextPage; page < firstFrameEnd && page + PAGE_BYTES <= to; page += PAGE_BYTES) {
+      if (zeros(all, (int) page, (int) (page + PAGE_BYTES))) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private boolean zeros(ByteBuffer all, int from, int to) {
+    for (int at = from; at < to; at++) {
+      if (all.get(at) != 0) {
+        examined += at - from + 1;
+        return false;
+      }
+    }
+    examined += to - from;
+    return to > from;
   }
 
   /**

@@ -24,9 +24,12 @@ import java.util.concurrent.TimeUnit;
  * ({@link JournalFiles#fileKey}): a {@code journal.dir} removed or replaced under a running gateway leaves its frames
  * in files no restart will find, and the event loop hears of it before it hears of that pass's progress.
  *
- * <p>A segment rolled away from is forced and closed once its last frames are written, before the force that covers a
- * later segment's frames: a replay never finds a forced frame whose predecessors did not reach the disk. A failed
- * write or force stops the writer for good; the event loop hears of it once.
+ * <p>A segment rolled away from is forced and closed once its last frames are written, before any frame of a later
+ * segment is written: a replay never finds a forced frame whose predecessors did not reach the disk, and never a later
+ * segment's frames after a segment end the crash tore (written in one pass and forced one after the other, the page
+ * cache could keep the later segment's pages and lose the earlier one's last, and the replay would read a damaged
+ * region that may have hidden a forced flush where nothing was ever forced). A failed write or force stops the writer
+ * for good; the event loop hears of it once.
  *
  * <p>The queue is shared with the event loop under one lock; the rest is the writer thread's.
  */
@@ -213,17 +216,14 @@ final class JournalWriter {
       }
       try {
         for (Chunk chunk : chunks) {
+          // the segments rolled away from before this one are on disk before any of its frames is written
+          int rolledBefore = closing.indexOf(chunk.segment);
+          closeRolled(closing, rolledBefore < 0 ? closing.size() : rolledBefore);
           chunk.segment.channel.write(ByteBuffer.wrap(chunk.bytes.array(), 0, chunk.bytes.length()), chunk.offset);
           chunk.segment.dirty = true;
           lastWritten = chunk.segment;
         }
-        for (Segment segment : closing) {
-          if (segment.dirty) {
-            force(segment);
-          }
-          segment.closed = true;
-          segment.channel.close();
-        }
+        closeRolled(closing, closing.size());
         if (force && lastWritten != null && lastWritten.dirty) {
           force(lastWritten);
         }
@@ -246,6 +246,19 @@ final class JournalWriter {
         return;
       }
     }
+  }
+
+  /** Forces and closes the first {@code count} segments rolled away from (in the order they were), and forgets them. */
+  private void closeRolled(List<Segment> closing, int count) throws IOException {
+    for (int i = 0; i < count; i++) {
+      Segment segment = closing.get(i);
+      if (segment.dirty) {
+        force(segment);
+      }
+      segment.closed = true;
+      segment.channel.close();
+    }
+    closing.subList(0, count).clear();
   }
 
   /** Under lock: chunks the writer is done with, kept for the event loop's next groups. */

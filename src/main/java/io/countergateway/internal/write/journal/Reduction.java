@@ -30,6 +30,17 @@ import java.util.Set;
  * again; when it is settled later, they are dropped. In every other case they are dropped and counted: never doubled,
  * at most lost, and the report says how many.
  *
+ * <p><b>A write the crash kept from the disk in part</b> is not such a region. The kernel writes a file's dirty pages
+ * back in any order, so a machine gone before the force can leave a page of the last writes as zeros and the pages
+ * after it written; {@link FrameScanner} tells it by zeros where a frame must start, up to a page boundary, or a whole
+ * page of zeros inside the frame that starts the region. No force covered that write, nor anything written after it
+ * (a force that had would have put the page on disk): nothing in it or after it was answered under {@code fsync:
+ * always}, and no flush formed, split or said to be sent in it was attempted, since each attempt waits for the force
+ * that covers its record. So the region is read as a torn tail: the deltas pending before it stay pending, what it
+ * hid is lost unanswered, and the flushes named after it are read as they are. Only damage that can hide a forced
+ * frame (a flipped byte, garbage) keeps the gap rule. A segment's torn end never has a later segment's frames after
+ * it: the writer forces a segment it rolled away from before it writes the next one's frames.
+ *
  * <p><b>Flushes never sent.</b> An unsettled flush whose last {@code ATTEMPTS} record says that none of its attempts
  * left the process never reached the database ({@link #neverSent}). A damaged region may have hidden a later record
  * saying one did: any damage that can hide a forced frame makes every flush before it one that may have been sent.
@@ -57,6 +68,8 @@ final class Reduction implements JournalRecords.Visitor, FrameScanner.Sink {
 
   // damage since the last good frame
   private long damageBytes;
+  /** The damage since the last good frame begins with a write the crash kept from the disk in part. */
+  private boolean damageNeverForced;
   private final List<FrameScanner.Damaged> damagedFrames = new ArrayList<>();
 
   long frames;
@@ -115,7 +128,7 @@ final class Reduction implements JournalRecords.Visitor, FrameScanner.Sink {
   public void frame(Frames.FrameHeader header, ByteBuffer payload) {
     if (header == null || !sequenced) {
       if (hasDamage()) {
-        gap(-1, -1);
+        gapOrTorn(-1, -1);
       }
     } else {
       if (header.kind() == JournalRecords.SNAPSHOT_BEGIN && header.seq() == 0) {
@@ -128,7 +141,7 @@ final class Reduction implements JournalRecords.Visitor, FrameScanner.Sink {
         return;
       }
       if (lost > 0 || hasDamage()) {
-        gap(lost, header.flushes() - flushesSeen - (header.isFlush() ? 1 : 0));
+        gapOrTorn(lost, header.flushes() - flushesSeen - (header.isFlush() ? 1 : 0));
       }
     }
     if (header != null) {
@@ -148,6 +161,15 @@ final class Reduction implements JournalRecords.Visitor, FrameScanner.Sink {
 
   @Override
   public void damaged(long bytes, List<FrameScanner.Damaged> lost) {
+    damaged(bytes, lost, false);
+  }
+
+  @Override
+  public void damaged(long bytes, List<FrameScanner.Damaged> lost, boolean neverForced) {
+    if (!hasDamage()) {
+      // what follows a write no force covered was written after it, so no force covered it either
+      damageNeverForced = neverForced;
+    }
     damageReported += bytes;
     damageBytes += bytes;
     damagedFrames.addAll(lost);
@@ -159,6 +181,23 @@ final class Reduction implements JournalRecords.Visitor, FrameScanner.Sink {
 
   private long readable() {
     return damagedFrames.stream().mapToLong(FrameScanner.Damaged::readable).sum();
+  }
+
+  /**
+   * A damaged region with a good frame after it. One that begins with a write the crash kept from the disk in part
+   * is read as a torn tail: no force covered it nor the frames after it, so nothing in it was answered under
+   * {@code fsync: always}, no flush it formed, split or said was about to be sent was attempted (each waits for the
+   * force that covers its record), and the deltas pending before it stay pending. Any other damage may hide a forced
+   * frame: the gap rule.
+   */
+  private void gapOrTorn(int lostFrames, int lostFlushes) {
+    if (!damageNeverForced) {
+      gap(lostFrames, lostFlushes);
+      return;
+    }
+    long frameCount = lostFrames >= 0 ? lostFrames : Math.max(1, damagedFrames.size());
+    damaged = damaged.plus(new ReplayReport.Skipped(damageBytes, frameCount, readable(), tailMayHoldAcknowledged));
+    clearDamage();
   }
 
   /** A damaged region with a good frame after it: written before that frame, so it may hold answered increments. */
@@ -181,6 +220,12 @@ final class Reduction implements JournalRecords.Visitor, FrameScanner.Sink {
     if (!hasDamage()) {
       return;
     }
+    if (damageNeverForced) {
+      tail = tail.plus(new ReplayReport.Skipped(damageBytes, Math.max(1, damagedFrames.size()), readable(),
+        tailMayHoldAcknowledged));
+      clearDamage();
+      return;
+    }
     List<FrameScanner.Damaged> whole = damagedFrames.stream()
       .filter(frame -> frame.complete() && frame.header() != null).toList();
     boolean unreadable = damagedFrames.isEmpty() || damagedFrames.stream().anyMatch(frame -> frame.header() == null);
@@ -198,6 +243,7 @@ final class Reduction implements JournalRecords.Visitor, FrameScanner.Sink {
   }
 
   private void clearDamage() {
+    damageNeverForced = false;
     damageBytes = 0;
     damagedFrames.clear();
   }

@@ -56,10 +56,47 @@ public final class FaultingFiles implements JournalFiles {
 
     private final Random random;
     private final boolean all;
+    /** When set, every change survives but the pages of unforced writes this names ({@link #losing}). */
+    private final java.util.function.BiPredicate<Path, Long> lost;
+    /** The pages of unforced writes looked at so far, each once. */
+    private int pages;
 
     private Survival(Random random, boolean all) {
+      this(random, all, null);
+    }
+
+    private Survival(Random random, boolean all, java.util.function.BiPredicate<Path, Long> lost) {
       this.random = random;
       this.all = all;
+      this.lost = lost;
+    }
+
+    /**
+     * Everything not yet durable survives but the pages of {@code file}'s unforced writes that hold a byte of
+     * {@code [from, to)}.
+     */
+    public static Survival losing(Path file, long from, long to) {
+      return new Survival(null, true, (path, page) -> path.equals(file) && page + PAGE > from && page < to);
+    }
+
+    /**
+     * Everything not yet durable survives but one page of one unforced write, the {@code n}-th looked at (from 0): the
+     * kernel wrote back the pages around it, not that one.
+     */
+    public static Survival losingOnePage(int n) {
+      int[] seen = {0};
+      return new Survival(null, true, (path, page) -> seen[0]++ == n);
+    }
+
+    /** The pages of unforced writes this survival looked at: a crash case's pages to lose one by one. */
+    public int pages() {
+      return pages;
+    }
+
+    /** Whether the page at {@code page} of an unforced write to {@code file} reached the disk. */
+    boolean survives(Path file, long page) {
+      pages++;
+      return lost != null ? !lost.test(file, page) : survives();
     }
 
     /** Each change not yet durable is there or not at random, from {@code seed}. */
@@ -98,7 +135,7 @@ public final class FaultingFiles implements JournalFiles {
       }
     }
 
-    Inode copy(Survival survival) {
+    Inode copy(Survival survival, Path path) {
       Inode copy = new Inode();
       copy.data = Arrays.copyOf(durable, durableLength);
       copy.length = durableLength;
@@ -112,7 +149,7 @@ public final class FaultingFiles implements JournalFiles {
         // page by page: a write the kernel had not written back may reach the disk in part
         for (int from = 0; from < change.bytes.length; ) {
           int to = (int) Math.min(change.bytes.length, (change.at + from) / PAGE * PAGE + PAGE - change.at);
-          if (survival.survives()) {
+          if (survival.survives(path, (change.at + from) / PAGE * PAGE)) {
             copy.write(Arrays.copyOfRange(change.bytes, from, to), change.at + from);
           }
           from = to;
@@ -133,6 +170,12 @@ public final class FaultingFiles implements JournalFiles {
   private final Map<Inode, Integer> open = new IdentityHashMap<>();
   private Op pauseOp;
   private int pauseAt;
+  /** When set, {@link #pauseAt} and the crash at {@link #crashAt(Op, Path, int)} count this file's operations only. */
+  private Path pauseFile;
+  private Op crashOp;
+  private Path crashFile;
+  private int crashOpAt;
+  private final Map<String, Integer> fileCounts = new java.util.HashMap<>();
   private boolean holding;
   private final java.util.concurrent.CountDownLatch reached = new java.util.concurrent.CountDownLatch(1);
   private Map<Path, Inode> durableNames = new TreeMap<>();
@@ -174,6 +217,26 @@ public final class FaultingFiles implements JournalFiles {
     pauseOp = op;
     pauseAt = n;
     return this;
+  }
+
+  /** The {@code n}-th operation of kind {@code op} on {@code file} waits, as {@link #pauseAt(Op, int)}. */
+  public synchronized FaultingFiles pauseAt(Op op, Path file, int n) {
+    pauseAt(op, n);
+    pauseFile = file;
+    return this;
+  }
+
+  /** The {@code n}-th operation of kind {@code op} on {@code file} never happens: from it on, every operation throws. */
+  public synchronized FaultingFiles crashAt(Op op, Path file, int n) {
+    crashOp = op;
+    crashFile = file;
+    crashOpAt = n;
+    return this;
+  }
+
+  /** Operations of kind {@code op} on {@code file} so far. */
+  public synchronized int count(Op op, Path file) {
+    return fileCounts.getOrDefault(op + " " + file, 0);
   }
 
   /** Waits until the paused operation is reached. */
@@ -267,7 +330,7 @@ public final class FaultingFiles implements JournalFiles {
       Inode before = durableNames.get(path);
       Inode kept = now == before ? now : survival.survives() ? now : before;
       if (kept != null) {
-        next.names.put(path, copies.computeIfAbsent(kept, inode -> inode.copy(survival)));
+        next.names.put(path, copies.computeIfAbsent(kept, inode -> inode.copy(survival, path)));
       }
     }
     next.durableNames = new TreeMap<>(next.names);
@@ -278,7 +341,8 @@ public final class FaultingFiles implements JournalFiles {
   // ---- the operations ----
 
   private void operation(Op op, Path file) throws IOException {
-    if (op == pauseOp && counts.getOrDefault(op, 0) + 1 == pauseAt) {
+    if (op == pauseOp && (pauseFile == null ? counts.getOrDefault(op, 0) : count(op, file)) + 1 == pauseAt
+      && (pauseFile == null || pauseFile.equals(file))) {
       pauseOp = null;
       holding = true;
       reached.countDown();
@@ -296,8 +360,9 @@ public final class FaultingFiles implements JournalFiles {
     }
     operations++;
     int n = counts.merge(op, 1, Integer::sum);
+    int ofFile = fileCounts.merge(op + " " + file, 1, Integer::sum);
     log.add(operations + " " + op + " " + (file == null ? "" : file.getFileName()));
-    if (operations >= crashAt) {
+    if (operations >= crashAt || op == crashOp && file != null && file.equals(crashFile) && ofFile == crashOpAt) {
       crashed = true;
       throw new IOException("crashed at operation " + operations + " (" + op + " " + file + ")");
     }
@@ -342,6 +407,16 @@ public final class FaultingFiles implements JournalFiles {
       open.merge(inode, 1, Integer::sum);
     }
 
+    /** The file's name now: a file made under a temporary name is renamed while open. */
+    private Path name() {
+      for (Map.Entry<Path, Inode> named : names.entrySet()) {
+        if (named.getValue() == inode) {
+          return named.getKey();
+        }
+      }
+      return path;
+    }
+
     private void checkOpen() throws IOException {
       if (closed) {
         throw new java.nio.channels.ClosedChannelException();
@@ -351,7 +426,7 @@ public final class FaultingFiles implements JournalFiles {
     @Override
     public void write(ByteBuffer bytes, long position) throws IOException {
       synchronized (FaultingFiles.this) {
-        operation(Op.WRITE, path);
+        operation(Op.WRITE, name());
         checkOpen();
         byte[] copy = new byte[bytes.remaining()];
         bytes.duplicate().get(copy);
@@ -370,7 +445,7 @@ public final class FaultingFiles implements JournalFiles {
     public void force(boolean metadata) throws IOException {
       synchronized (FaultingFiles.this) {
         try {
-          operation(Op.FORCE, path);
+          operation(Op.FORCE, name());
         } catch (IOException e) {
           if (!crashed) {
             // a writeback error: the pages are marked clean without reaching the disk
@@ -389,7 +464,7 @@ public final class FaultingFiles implements JournalFiles {
     @Override
     public void truncate(long size) throws IOException {
       synchronized (FaultingFiles.this) {
-        operation(Op.TRUNCATE, path);
+        operation(Op.TRUNCATE, name());
         checkOpen();
         inode.truncate(size);
         inode.unforced.add(new Change(null, size));
