@@ -31,10 +31,12 @@ class JournalCrashTest {
   private static final Path DIR = Path.of("/journal");
   private static final int ROUNDS = 12;
   private static final int REQUESTS = 60;
-  /** Crash points sampled of each kind of operation, of a whole run, and of a run under fsync everyMs. */
+  /** Crash points sampled (in a normal run) of each kind of operation, of a whole run, of a run under everyMs. */
   private static final int PER_KIND = HarnessShare.of(30);
   private static final int SAMPLED = HarnessShare.of(60);
   private static final int SAMPLED_EVERY_MS = HarnessShare.of(40);
+  /** Writes sampled to crash after, losing one page of what they did not force. */
+  private static final int SAMPLED_WRITES = HarnessShare.of(40);
 
   private final JournalLoop loop = new JournalLoop();
 
@@ -168,7 +170,7 @@ class JournalCrashTest {
     JournalOptions options = options(JournalOptions.Fsync.ALWAYS);
     int writes = cleanRun(options).count(Op.WRITE);
     int cases = 0;
-    for (int n = 1; n <= writes; n += Math.max(1, writes / 40)) {
+    for (int n = 1; n <= writes; n += Math.max(1, writes / SAMPLED_WRITES)) {
       FaultingFiles files = new FaultingFiles().crashAfter(Op.WRITE, n);
       JournalLedger ledger = new JournalLedger("first");
       run(files, ledger, options);
@@ -182,7 +184,7 @@ class JournalCrashTest {
         cases++;
       }
     }
-    assertThat(cases).as("crash cases with one page lost").isGreaterThan(writes / 40);
+    assertThat(cases).as("crash cases with one page lost").isGreaterThan(HarnessShare.of(writes / 40));
   }
 
   @Test
