@@ -95,8 +95,9 @@ public final class BenchRunner implements AutoCloseable {
       Histogram w = m.writeLatencyMicros();
       Histogram r = m.readLatencyMicros();
       String note = strategy.note();
+      note = (note.isEmpty() ? "" : note + "; ") + m.cpu();
       if (m.firstError() != null) {
-        note = (note.isEmpty() ? "" : note + "; ") + "first error: " + m.firstError();
+        note = note + "; first error: " + m.firstError();
       }
       return new StrategyResult(strategy.name(), strategy.title(), strategy.durable(), status, writers, seconds,
         m.increments(), m.increments() / seconds, ms(w, 50), ms(w, 99), w.getTotalCount() == 0 ? 0 : w.getMaxValue() / 1000.0,

@@ -30,7 +30,7 @@ final class LoadDriver {
   /** What one run measured. */
   record Measurement(long windowNanos, long increments, Histogram writeLatencyMicros, long reads,
                      Histogram readLatencyMicros, long readErrors, long writeStatements, long readStatements,
-                     String firstError) {
+                     String firstError, CpuUse.Share cpu) {
   }
 
   private final Vertx vertx;
@@ -61,9 +61,11 @@ final class LoadDriver {
       sleepUntil(run.windowStart);
       long writes0 = statements.writes();
       long reads0 = statements.reads();
+      CpuUse cpu = CpuUse.now();
       sleepUntil(run.windowEnd);
       long writes1 = statements.writes();
       long reads1 = statements.reads();
+      CpuUse.Share cpuShare = cpu.since();
       if (!run.finished.await(DRAIN_TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
         throw new IllegalStateException(strategy.name() + ": operations still in flight " + DRAIN_TIMEOUT_SECONDS
           + " s after the window closed");
@@ -72,7 +74,7 @@ final class LoadDriver {
       return new Measurement(run.windowEnd - run.windowStart, run.windowIncrements.sum(),
         run.writeLatency.getIntervalHistogram(), run.windowReads.sum(), run.readLatency.getIntervalHistogram(),
         run.readErrors.sum(), writes1 - writes0, reads1 - reads0,
-        error == null ? null : error.getClass().getSimpleName() + ": " + error.getMessage());
+        error == null ? null : error.getClass().getSimpleName() + ": " + error.getMessage(), cpuShare);
     } finally {
       vertx.undeploy(deployment).await();
     }
