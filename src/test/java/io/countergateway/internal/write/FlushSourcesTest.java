@@ -413,4 +413,39 @@ class FlushSourcesTest {
     assertThat(on(sources::liveSource)).isNotEqualTo(flush.id().source());
     assertThat(deletions).as("a closed source keeps its ids").isEmpty();
   }
+
+  @Test
+  @DisplayName("a source's advances are considered every tick on their own once its row is made, and none after a graceful stop, not even for a source kept with a flush open")
+  void ticksFromTheFirstRowToTheStop() {
+    VirtualTimers timers = new VirtualTimers(now.get());
+    FlushSources sources = on(() -> new FlushSources(statements, log, 0, HEARTBEAT_MS, timers::currentTimeMillis,
+      FlushSources.TICK_MS, timers));
+    advance(timers, 2 * HEARTBEAT_MS);
+    assertThat(advances).as("no row made yet").isEmpty();
+
+    Flush settled = attempted(sources, FlushJob.Outcome.COMMITTED);
+    Flush open = attempted(sources, FlushJob.Outcome.SENT_ANSWER_LOST);
+    on(() -> {
+      sources.settled(settled.id());
+      return null;
+    });
+    advance(timers, FlushSources.TICK_MS);
+    String source = settled.id().source();
+    assertThat(advances).as("the settled id is due at the next tick").containsExactly(source + " 1");
+    on(() -> advanceAnswer.tryComplete(true));
+    on(() -> deleteAnswer.tryComplete());
+
+    await(sources::retire);
+    assertThat(deleted).as("a flush of it is open: kept for the prune").isEmpty();
+    advance(timers, 3 * HEARTBEAT_MS);
+    assertThat(advances).as("no heartbeat after the stop keeps it from being closed").hasSize(1);
+    assertThat(open.id().source()).isEqualTo(source);
+  }
+
+  private void advance(VirtualTimers timers, long ms) {
+    on(() -> {
+      timers.advance(ms);
+      return null;
+    });
+  }
 }

@@ -1,6 +1,7 @@
 package io.countergateway.internal.write;
 
 import io.countergateway.internal.model.Increment;
+import io.countergateway.testing.HarnessShare;
 import io.countergateway.testing.Ledger;
 import io.countergateway.testing.ScriptedStore;
 import io.countergateway.internal.write.journal.FaultingFiles;
@@ -110,24 +111,14 @@ class RecoveryPropertiesTest {
       .filter(scenario -> !scenario.machine() || scenario.fsync().equals("always"));
   }
 
-  /** The tries of a normal run. */
-  private static final int TRIES = 300;
+  /** The tries of a normal run ({@code -Dharness.tries} runs fewer: {@link HarnessShare}). */
+  private static final int TRIES = HarnessShare.TRIES;
   /** The {@code batching.maxInFlight} drawn; {@code -Dharness.maxInFlight} plays only that one. */
   private static final List<Integer> IN_FLIGHT = Integer.getInteger("harness.maxInFlight") == null ? List.of(1, 2, 4)
     : List.of(Integer.getInteger("harness.maxInFlight"));
-  /**
-   * {@code -Dharness.tries} (with {@code -Dharness.seed}) runs fewer tries, from a fixed seed, where each run costs:
-   * mutation testing runs the harness once for every mutant the faster tests leave alive.
-   */
-  private static final int TRIES_THIS_RUN = Integer.getInteger("harness.tries", TRIES);
 
   /** The tries of a normal run of the two verticles' property. */
   private static final int TWO_VERTICLES_TRIES = 150;
-
-  /** {@code tries}, a property's tries in a normal run, in the same share as {@code -Dharness.tries} is of 300. */
-  static int triesThisRun(int tries) {
-    return Math.max(1, (int) ((long) tries * TRIES_THIS_RUN / TRIES));
-  }
 
   /**
    * Sets the property's tries (its own, scaled as {@code -Dharness.tries} says) and seed from the system properties,
@@ -136,8 +127,8 @@ class RecoveryPropertiesTest {
   static final class TriesOfThisRun implements AroundPropertyHook {
     @Override
     public PropertyExecutionResult aroundProperty(PropertyLifecycleContext context, PropertyExecutor property) {
-      context.attributes().setTries(triesThisRun(context.attributes().tries().orElse(TRIES)));
-      String seed = System.getProperty("harness.seed");
+      context.attributes().setTries(HarnessShare.of(context.attributes().tries().orElse(TRIES)));
+      String seed = HarnessShare.seed();
       if (seed != null) {
         context.attributes().setSeed(seed);
       }
@@ -276,9 +267,9 @@ class RecoveryPropertiesTest {
    * Fewer than this many tries of one kind of scenario in a run: the run did not test that kind (5 of 300 tries, and at
    * least one in a shorter run).
    */
-  private static final int DRAWN_AT_LEAST = Math.max(1, 5 * TRIES_THIS_RUN / TRIES);
+  private static final int DRAWN_AT_LEAST = HarnessShare.of(5);
   /** The same for the two verticles' property, of fewer tries (2 of 150, and at least one in a shorter run). */
-  private static final int TWO_VERTICLES_DRAWN_AT_LEAST = Math.max(1, 2 * triesThisRun(TWO_VERTICLES_TRIES)
+  private static final int TWO_VERTICLES_DRAWN_AT_LEAST = Math.max(1, 2 * HarnessShare.of(TWO_VERTICLES_TRIES)
     / TWO_VERTICLES_TRIES);
 
   /** Every kind of kill, crash, disk fault, downtime and replay was tried often enough in this run. */

@@ -4,6 +4,7 @@ import io.countergateway.config.JournalOptions;
 import io.countergateway.internal.write.journal.FaultingFiles.Op;
 import io.countergateway.internal.write.journal.FaultingFiles.Survival;
 import io.countergateway.testing.Eventually;
+import io.countergateway.testing.HarnessShare;
 import io.vertx.core.Future;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.DisplayName;
@@ -22,13 +23,20 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The journal crashed at its file operations, on {@link FaultingFiles}: after every crash, what the restart's replay
  * hands over is written once, and then each counter holds at least what was answered and at most what was appended
- * ({@link JournalLedger}), whatever the page cache kept.
+ * ({@link JournalLedger}), whatever the page cache kept. Each test crashes at operations sampled evenly over a run;
+ * {@code -Dharness.tries} samples fewer ({@link HarnessShare}), as many as a run's share of its tries.
  */
 @DisplayName("The journal crashed at its file operations")
 class JournalCrashTest {
   private static final Path DIR = Path.of("/journal");
   private static final int ROUNDS = 12;
   private static final int REQUESTS = 60;
+  /** Crash points sampled (in a normal run) of each kind of operation, of a whole run, of a run under everyMs. */
+  private static final int PER_KIND = HarnessShare.of(30);
+  private static final int SAMPLED = HarnessShare.of(60);
+  private static final int SAMPLED_EVERY_MS = HarnessShare.of(40);
+  /** Writes sampled to crash after, losing one page of what they did not force. */
+  private static final int SAMPLED_WRITES = HarnessShare.of(40);
 
   private final JournalLoop loop = new JournalLoop();
 
@@ -120,7 +128,7 @@ class JournalCrashTest {
     JournalOptions options = options(JournalOptions.Fsync.ALWAYS);
     int count = cleanRun(options).count(op);
     assertThat(count).as("%s operations in a run", op).isPositive();
-    int step = Math.max(1, count / 30);
+    int step = Math.max(1, count / PER_KIND);
     List<String> cases = new ArrayList<>();
     for (int n = 1; n <= count; n += step) {
       int at = n;
@@ -137,7 +145,7 @@ class JournalCrashTest {
   void crashUnderEveryMs() {
     JournalOptions options = options(JournalOptions.Fsync.EVERY_MS);
     long operations = cleanRun(options).operations();
-    for (long k = 1; k <= operations; k += Math.max(1, operations / 40)) {
+    for (long k = 1; k <= operations; k += Math.max(1, operations / SAMPLED_EVERY_MS)) {
       long at = k;
       crashAndRestart(files -> files.crashAt(at), Survival.ALL, options, "everyMs, crash at operation " + at);
     }
@@ -148,7 +156,7 @@ class JournalCrashTest {
   void crashAtSampledOperations() {
     JournalOptions options = options(JournalOptions.Fsync.ALWAYS);
     long operations = cleanRun(options).operations();
-    for (long k = 1; k <= operations; k += Math.max(1, operations / 60)) {
+    for (long k = 1; k <= operations; k += Math.max(1, operations / SAMPLED)) {
       long at = k;
       crashAndRestart(files -> files.crashAt(at), Survival.random(at), options, "crash at operation " + at);
     }
@@ -162,7 +170,7 @@ class JournalCrashTest {
     JournalOptions options = options(JournalOptions.Fsync.ALWAYS);
     int writes = cleanRun(options).count(Op.WRITE);
     int cases = 0;
-    for (int n = 1; n <= writes; n += Math.max(1, writes / 40)) {
+    for (int n = 1; n <= writes; n += Math.max(1, writes / SAMPLED_WRITES)) {
       FaultingFiles files = new FaultingFiles().crashAfter(Op.WRITE, n);
       JournalLedger ledger = new JournalLedger("first");
       run(files, ledger, options);
@@ -176,7 +184,7 @@ class JournalCrashTest {
         cases++;
       }
     }
-    assertThat(cases).as("crash cases with one page lost").isGreaterThan(writes / 40);
+    assertThat(cases).as("crash cases with one page lost").isGreaterThan(HarnessShare.of(writes / 40));
   }
 
   @Test
@@ -196,7 +204,9 @@ class JournalCrashTest {
       JournalLoop.await(loop.onLoop(() -> journal.close(false)));
     }
     assertThat(replayOperations).as("operations of a replay").isGreaterThan(5);
-    for (long k = 1; k <= replayOperations; k++) {
+    // every operation of the replay in a normal run
+    long step = Math.max(1, replayOperations / HarnessShare.of((int) replayOperations));
+    for (long k = 1; k <= replayOperations; k += step) {
       FaultingFiles again = crashed.afterCrash(Survival.ALL).crashAt(k);
       try {
         Journal journal = loop.open(again, options);
