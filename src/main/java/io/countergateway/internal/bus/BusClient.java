@@ -30,6 +30,8 @@ public final class BusClient implements CommittedValues {
   private static final Logger LOG = LoggerFactory.getLogger(BusClient.class);
   private final EventBus bus;
   private final DeliveryOptions delivery;
+  /** {@link #delivery} asking for the answer {@code ack=accepted} gives: once taken, not once committed. */
+  private final DeliveryOptions taken;
 
   public BusClient(Vertx vertx, long timeoutMs) {
     this(vertx, new DeliveryOptions().setSendTimeout(timeoutMs));
@@ -38,6 +40,7 @@ public final class BusClient implements CommittedValues {
   private BusClient(Vertx vertx, DeliveryOptions delivery) {
     this.bus = vertx.eventBus();
     this.delivery = delivery;
+    this.taken = new DeliveryOptions(delivery).addHeader(Addresses.ACK, AckMode.ACCEPTED.label);
   }
 
   /**
@@ -106,8 +109,7 @@ public final class BusClient implements CommittedValues {
    * with {@code ack=accepted}), or fails with the refusal when it was not taken (503 full or stopping).
    */
   public Future<Void> incrementTaken(String type, String id, long delta) {
-    DeliveryOptions accepted = new DeliveryOptions(delivery).addHeader(Addresses.ACK, AckMode.ACCEPTED.label);
-    return bus.request(Addresses.INCREMENT, body(type, id).put("delta", delta), accepted)
+    return bus.request(Addresses.INCREMENT, body(type, id).put("delta", delta), taken)
       .recover(failure -> Future.failedFuture(BusErrors.toApiError(failure)))
       .mapEmpty();
   }

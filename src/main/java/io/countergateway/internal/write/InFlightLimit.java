@@ -16,12 +16,12 @@ import org.slf4j.LoggerFactory;
  * estimated per flush as half the time since the flush before it was sent (its counts arrived over that time) plus
  * the flush's round trip.
  *
- * <p>It starts at the ceiling. Each cycle holds the limit, tries one fewer (or one more) in flight, then goes back to
+ * <p>It starts at the ceiling. Each cycle holds the limit, tries half (or twice) as many in flight, then goes back to
  * the held limit, and compares the try with the mean of the stretches just before and just after it, so a trend in
  * the load or in the machine's speed (a JVM still compiling, other work starting) cancels out instead of crediting
  * whichever came later. Each stretch leaves out its first {@link #SETTLE_PERIODS} period, whose writes were sent
- * under the limit before. One fewer is kept only if its power beats that mean by {@link #MARGIN}; one more is kept
- * unless it falls short by as much: on a real machine two stretches of the same limit differ by tens of percent,
+ * under the limit before. Fewer are kept only if their power beats that mean by {@link #MARGIN}; more are kept
+ * unless they fall short by as much: on a real machine two stretches of the same limit differ by tens of percent,
  * too few in flight costs the full distance on every flush while one more than needed costs little, and a busy
  * machine's scheduling delay is overlapped by more in flight like distance. So where the limits measure alike it
  * stays at the ceiling, and it keeps fewer only where fewer clearly pay (a database on loopback whose gateway spends
@@ -54,7 +54,7 @@ final class InFlightLimit {
   private int limit;
   private Phase phase = Phase.HOLD;
   private int periodsLeft;
-  /** The limit held while a try runs, the try's limit and way (+1 or −1), and the way a kept try went (0: none). */
+  /** The limit held while a try runs, the try's limit and way (+1 twice, −1 half), and a kept try's way (0: none). */
   private int held;
   private int to;
   private int way;
@@ -219,14 +219,14 @@ final class InFlightLimit {
     wait[to] = skipped[to];
     boolean turned = keptWay == 0 && way < 0;
     keptWay = 0;
-    // after one fewer lost, the stretch just measured at the held limit is the "before" of one more
+    // after fewer lost, the stretch just measured at the held limit is the "before" of more
     before = after;
     if (!turned || !tryWay(+1)) {
       enter(Phase.HOLD, HOLD_PERIODS);
     }
   }
 
-  /** The next try from the held limit: the way a kept try went, else one fewer, else one more. */
+  /** The next try from the held limit: the way a kept try went, else fewer, else more. */
   private boolean startTry() {
     if (keptWay != 0) {
       int preferred = keptWay;

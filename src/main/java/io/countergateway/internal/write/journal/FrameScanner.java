@@ -20,16 +20,12 @@ final class FrameScanner {
     /** A good frame: its header and payload checksums hold. {@code header} is null for a {@code CGJ1} frame. */
     void frame(Frames.FrameHeader header, ByteBuffer payload);
 
-    /** {@code bytes} written bytes held no good frame; {@code frames}: the frames among them whose header was intact. */
-    void damaged(long bytes, List<Damaged> frames);
-
     /**
-     * As {@link #damaged(long, List)}; {@code neverForced}: the region shows the pages of a write the crash kept from
-     * the disk ({@link #lostWrite}), so no force ever covered it or anything written after it.
+     * {@code bytes} written bytes held no good frame; {@code frames}: the frames among them whose header was intact;
+     * {@code neverForced}: the region shows the pages of a write the crash kept from the disk ({@link #lostWrite}), so
+     * no force ever covered it or anything written after it.
      */
-    default void damaged(long bytes, List<Damaged> frames, boolean neverForced) {
-      damaged(bytes, frames);
-    }
+    void damaged(long bytes, List<Damaged> frames, boolean neverForced);
   }
 
   /**
@@ -65,7 +61,7 @@ final class FrameScanner {
       }
 
       @Override
-      public void damaged(long bytes, List<Damaged> frames) {
+      public void damaged(long bytes, List<Damaged> frames, boolean neverForced) {
       }
     }, true);
     return first[0];
@@ -202,7 +198,7 @@ final class FrameScanner {
       long readable = position + Frames.V1_FRAME_HEADER_BYTES < end
         ? JournalRecords.countIncrements(all.slice(position + Frames.V1_FRAME_HEADER_BYTES,
         end - position - Frames.V1_FRAME_HEADER_BYTES)) : 0;
-      sink.damaged(end - position, readable == 0 ? List.of() : List.of(new Damaged(null, readable, false)));
+      sink.damaged(end - position, readable == 0 ? List.of() : List.of(new Damaged(null, readable, false)), false);
     }
   }
 

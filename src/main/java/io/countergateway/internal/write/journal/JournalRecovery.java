@@ -244,7 +244,7 @@ final class JournalRecovery {
         // a damaged file header: its frames are still found by their own headers
         scanner.scan(read.all(), Frames.FILE_HEADER_BYTES, reduction);
       } else if (read.all().limit() > 0 && read.header() == null) {
-        reduction.damaged(read.all().limit(), List.of());
+        reduction.damaged(read.all().limit(), List.of(), false);
       }
       if (reduction.frames == framesBefore && reduction.damageReported == damageBefore) {
         empty.add(read.path());

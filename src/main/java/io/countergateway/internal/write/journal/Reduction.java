@@ -128,7 +128,7 @@ final class Reduction implements JournalRecords.Visitor, FrameScanner.Sink {
   public void frame(Frames.FrameHeader header, ByteBuffer payload) {
     if (header == null || !sequenced) {
       if (hasDamage()) {
-        gapOrTorn(-1, -1);
+        gap(-1, -1);
       }
     } else {
       if (header.kind() == JournalRecords.SNAPSHOT_BEGIN && header.seq() == 0) {
@@ -141,7 +141,7 @@ final class Reduction implements JournalRecords.Visitor, FrameScanner.Sink {
         return;
       }
       if (lost > 0 || hasDamage()) {
-        gapOrTorn(lost, header.flushes() - flushesSeen - (header.isFlush() ? 1 : 0));
+        gap(lost, header.flushes() - flushesSeen - (header.isFlush() ? 1 : 0));
       }
     }
     if (header != null) {
@@ -157,11 +157,6 @@ final class Reduction implements JournalRecords.Visitor, FrameScanner.Sink {
       // the checksums held, so a record that does not parse is a newer format or a bug: what parsed stands
       damageBytes += payload.limit();
     }
-  }
-
-  @Override
-  public void damaged(long bytes, List<FrameScanner.Damaged> lost) {
-    damaged(bytes, lost, false);
   }
 
   @Override
@@ -184,28 +179,20 @@ final class Reduction implements JournalRecords.Visitor, FrameScanner.Sink {
   }
 
   /**
-   * A damaged region with a good frame after it. One that begins with a write the crash kept from the disk in part
-   * is read as a torn tail: no force covered it nor the frames after it, so nothing in it was answered under
-   * {@code fsync: always}, no flush it formed, split or said was about to be sent was attempted (each waits for the
-   * force that covers its record), and the deltas pending before it stay pending. Any other damage may hide a forced
-   * frame: the gap rule.
+   * A damaged region with a good frame after it: written before that frame, so it may hold answered increments. One
+   * that begins with a write the crash kept from the disk in part is read as a torn tail: no force covered it nor the
+   * frames after it, so nothing in it was answered under {@code fsync: always}, no flush it formed, split or said was
+   * about to be sent was attempted (each waits for the force that covers its record), and the deltas pending before it
+   * stay pending. Any other damage may hide a forced frame: the gap rule.
    */
-  private void gapOrTorn(int lostFrames, int lostFlushes) {
-    if (!damageNeverForced) {
-      gap(lostFrames, lostFlushes);
-      return;
-    }
-    long frameCount = lostFrames >= 0 ? lostFrames : Math.max(1, damagedFrames.size());
-    damaged = damaged.plus(new ReplayReport.Skipped(damageBytes, frameCount, readable(), tailMayHoldAcknowledged));
-    clearDamage();
-  }
-
-  /** A damaged region with a good frame after it: written before that frame, so it may hold answered increments. */
   private void gap(int lostFrames, int lostFlushes) {
     long frameCount = lostFrames >= 0 ? lostFrames : Math.max(1, damagedFrames.size());
-    damaged = damaged.plus(new ReplayReport.Skipped(damageBytes, frameCount, readable(), true));
-    neverSent.clear();
-    inDoubt(lostFlushes, damagedFrames);
+    damaged = damaged.plus(new ReplayReport.Skipped(damageBytes, frameCount, readable(),
+      !damageNeverForced || tailMayHoldAcknowledged));
+    if (!damageNeverForced) {
+      neverSent.clear();
+      inDoubt(lostFlushes, damagedFrames);
+    }
     clearDamage();
   }
 

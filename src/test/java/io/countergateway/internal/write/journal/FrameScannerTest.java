@@ -108,7 +108,7 @@ class FrameScannerTest {
     }
 
     @Override
-    public void damaged(long bytes, List<FrameScanner.Damaged> frames) {
+    public void damaged(long bytes, List<FrameScanner.Damaged> frames, boolean neverForced) {
       damagedBytes += bytes;
       damagedFrames += frames.size();
       readable += frames.stream().mapToLong(FrameScanner.Damaged::readable).sum();

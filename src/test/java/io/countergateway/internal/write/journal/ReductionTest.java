@@ -57,7 +57,7 @@ class ReductionTest {
 
   /** The frame is damaged, its header intact. */
   private void damage(byte kind, String id, boolean whole) {
-    reduction.damaged(40, List.of(new FrameScanner.Damaged(next(kind, id, 10), 1, whole)));
+    reduction.damaged(40, List.of(new FrameScanner.Damaged(next(kind, id, 10), 1, whole)), false);
   }
 
   private void increment(String id, long delta) {
@@ -149,7 +149,7 @@ class ReductionTest {
     increment("a", 1);
     lose(JournalRecords.INCREMENTS, "");
     lose(JournalRecords.SETTLED, "");
-    reduction.damaged(70, List.of());
+    reduction.damaged(70, List.of(), false);
     increment("b", 1);
     reduction.finish();
     assertThat(reduction.pending).containsOnly(Map.entry(key("a"), 1L), Map.entry(key("b"), 1L));
@@ -206,10 +206,10 @@ class ReductionTest {
     reduction.runStart(true);
     increment("a", 1);
     lose(JournalRecords.FORMED, "s:1");
-    reduction.damaged(10, List.of());
+    reduction.damaged(10, List.of(), false);
     increment("b", 2);
     lose(JournalRecords.FORMED, "s:2");
-    reduction.damaged(10, List.of());
+    reduction.damaged(10, List.of(), false);
     increment("c", 4);
     settled("s:1");
     reduction.finish();
@@ -226,7 +226,7 @@ class ReductionTest {
     increment("b", 2);
     lose(JournalRecords.FORMED, "s:1");
     lose(JournalRecords.FORMED, "s:2");
-    reduction.damaged(10, List.of());
+    reduction.damaged(10, List.of(), false);
     increment("c", 4);
     Flush parent = new Flush(FlushId.parse("s:1"), List.of(row("a", 1)));
     replaced(parent, List.of(parent.half(0, parent.rows())));
@@ -241,7 +241,7 @@ class ReductionTest {
   void firstFormatGap() {
     reduction.runStart(false);
     reduction.frame(null, payload(out -> JournalRecords.increment(out, like("a", 1))));
-    reduction.damaged(30, List.of());
+    reduction.damaged(30, List.of(), false);
     reduction.frame(null, payload(out -> JournalRecords.increment(out, like("b", 1))));
     reduction.finish();
     assertThat(reduction.pending).containsExactly(Map.entry(key("b"), 1L));
@@ -305,7 +305,7 @@ class ReductionTest {
     ByteBuffer payload = payload(out -> JournalRecords.increment(out, like("a", 1)));
     whole.frame(new Frames.FrameHeader(JournalRecords.INCREMENTS, "", payload.limit(), 0, 0, 0, 24), payload);
     whole.damaged(40, List.of(new FrameScanner.Damaged(new Frames.FrameHeader(JournalRecords.FORMED, "s:1", 10, 1, 1,
-      0, 27), 0, true)));
+      0, 27), 0, true)), false);
     whole.finish();
     assertThat(whole.pending).isEmpty();
     assertThat(whole.reconstructed).containsExactly("s:1");
